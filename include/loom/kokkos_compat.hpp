@@ -1,0 +1,80 @@
+#pragma once
+/// @file
+/// The one place where sdot and loom deal with differences between Kokkos versions
+/// (3.4 as shipped by Debian 12, 4.x and 5.x as brought by users). Everything that
+/// changed name or namespace between versions goes through `loom::compat`.
+
+#include <Kokkos_Core.hpp>
+#include <Kokkos_NumericTraits.hpp>
+
+#include <cstdint>
+#include <string>
+
+namespace loom::compat {
+
+#if KOKKOS_VERSION >= 30700
+using Kokkos::fabs;
+using Kokkos::fmax;
+using Kokkos::fmin;
+using Kokkos::isfinite;
+using Kokkos::sqrt;
+#else
+using Kokkos::Experimental::fabs;
+using Kokkos::Experimental::fmax;
+using Kokkos::Experimental::fmin;
+using Kokkos::Experimental::isfinite;
+using Kokkos::Experimental::sqrt;
+#endif
+
+/// Smaller of two values, usable in kernels.
+template <class T>
+KOKKOS_INLINE_FUNCTION constexpr T const& min(T const& a, T const& b) {
+  return b < a ? b : a;
+}
+/// Larger of two values, usable in kernels.
+template <class T>
+KOKKOS_INLINE_FUNCTION constexpr T const& max(T const& a, T const& b) {
+  return a < b ? b : a;
+}
+
+/// +infinity for a floating-point type.
+template <class T>
+KOKKOS_INLINE_FUNCTION constexpr T infinity() {
+  return Kokkos::Experimental::infinity<T>::value;
+}
+/// Largest finite value of an arithmetic type.
+template <class T>
+KOKKOS_INLINE_FUNCTION constexpr T finite_max() {
+  return Kokkos::Experimental::finite_max<T>::value;
+}
+/// Machine epsilon of a floating-point type.
+template <class T>
+KOKKOS_INLINE_FUNCTION constexpr T epsilon() {
+  return Kokkos::Experimental::epsilon<T>::value;
+}
+
+/// Profiling region for the lifetime of the object (Kokkos::Profiling::ScopedRegion from 4.1).
+class ScopedRegion {
+public:
+  explicit ScopedRegion(std::string const& name) { Kokkos::Profiling::pushRegion(name); }
+  ~ScopedRegion() { Kokkos::Profiling::popRegion(); }
+  ScopedRegion(ScopedRegion const&) = delete;
+  ScopedRegion& operator=(ScopedRegion const&) = delete;
+};
+
+/// Number of threads of an execution space instance (static in 3.x, a member from 4.0).
+template <class ExecutionSpace>
+int concurrency(ExecutionSpace const& space) {
+#if KOKKOS_VERSION >= 40000
+  return space.concurrency();
+#else
+  (void)space;
+  return ExecutionSpace::concurrency();
+#endif
+}
+
+/// Host mirror type of a View (`HostMirror` is deprecated in 5.x).
+template <class View>
+using host_mirror_t = typename View::host_mirror_type;
+
+} // namespace loom::compat

@@ -1,0 +1,71 @@
+#pragma once
+// Stable least-significant-digit radix sort of unsigned keys, returning the permutation.
+// Written with plain parallel_for / parallel_scan so it behaves the same on every Kokkos
+// version and backend (Kokkos::sort's interface changed between 3.4 and 4.x). Stability
+// makes the order of equal keys the order of their indices: the result is deterministic.
+
+#include <loom/kokkos_compat.hpp>
+
+#include <cstdint>
+#include <utility>
+
+namespace sdot::detail {
+
+template <class ExecutionSpace, class MemorySpace>
+Kokkos::View<int*, MemorySpace>
+stable_sort_permutation(ExecutionSpace const& space,
+                        Kokkos::View<std::uint64_t const*, MemorySpace> keys, int key_bits) {
+  static_assert(Kokkos::SpaceAccessibility<ExecutionSpace, MemorySpace>::accessible,
+                "stable_sort_permutation: the keys must be accessible from the execution space");
+  using Policy = Kokkos::RangePolicy<ExecutionSpace>;
+  constexpr int digit_bits = 8;
+  constexpr int radix = 1 << digit_bits;
+  int const n = static_cast<int>(keys.extent(0));
+  Kokkos::View<int*, MemorySpace> perm(
+      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::sort::permutation"), n);
+  Kokkos::View<int*, MemorySpace> perm_next(
+      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::sort::permutation_next"), n);
+  Kokkos::parallel_for("sdot::sort::iota", Policy(space, 0, n),
+                       KOKKOS_LAMBDA(int i) { perm(i) = i; });
+  if (n <= 1 || key_bits <= 0)
+    return perm;
+
+  // Each block is scanned serially by one thread, so that equal digits keep their order.
+  int const threads = loom::compat::concurrency(space);
+  int const block = loom::compat::max(256, loom::compat::min(8192, n / (8 * threads) + 1));
+  int const nb_blocks = (n + block - 1) / block;
+  Kokkos::View<int*, MemorySpace> offsets(
+      Kokkos::view_alloc(space, "sdot::sort::digit_offsets"), radix * nb_blocks);
+
+  for (int shift = 0; shift < key_bits; shift += digit_bits) {
+    Kokkos::deep_copy(space, offsets, 0);
+    Kokkos::parallel_for(
+        "sdot::sort::count_digits", Policy(space, 0, nb_blocks), KOKKOS_LAMBDA(int b) {
+          int end = loom::compat::min(n, (b + 1) * block);
+          for (int i = b * block; i < end; ++i) {
+            int digit = static_cast<int>((keys(perm(i)) >> shift) & (radix - 1));
+            ++offsets(digit * nb_blocks + b);
+          }
+        });
+    Kokkos::parallel_scan(
+        "sdot::sort::digit_offsets", Policy(space, 0, radix * nb_blocks),
+        KOKKOS_LAMBDA(int k, int& partial, bool final) {
+          int count = offsets(k);
+          if (final)
+            offsets(k) = partial;
+          partial += count;
+        });
+    Kokkos::parallel_for(
+        "sdot::sort::scatter", Policy(space, 0, nb_blocks), KOKKOS_LAMBDA(int b) {
+          int end = loom::compat::min(n, (b + 1) * block);
+          for (int i = b * block; i < end; ++i) {
+            int digit = static_cast<int>((keys(perm(i)) >> shift) & (radix - 1));
+            perm_next(offsets(digit * nb_blocks + b)++) = perm(i);
+          }
+        });
+    std::swap(perm, perm_next);
+  }
+  return perm;
+}
+
+} // namespace sdot::detail

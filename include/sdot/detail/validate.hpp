@@ -1,0 +1,58 @@
+#pragma once
+// Input checks run on the device before anything is computed; errors name the first
+// offending index and its value.
+
+#include <loom/kokkos_compat.hpp>
+
+#include <sstream>
+#include <stdexcept>
+#include <string>
+
+namespace sdot::detail {
+
+/// Index of the first i < n with a non-finite positions(i, ·) or weights(i), or n.
+template <class ExecutionSpace, class Positions, class Weights>
+int first_non_finite_seed(ExecutionSpace const& space, Positions positions, Weights weights) {
+  int const n = static_cast<int>(positions.extent(0));
+  int first = n;
+  Kokkos::parallel_reduce(
+      "sdot::validate::non_finite", Kokkos::RangePolicy<ExecutionSpace>(space, 0, n),
+      KOKKOS_LAMBDA(int i, int& f) {
+        bool ok = loom::compat::isfinite(positions(i, 0)) && loom::compat::isfinite(positions(i, 1)) &&
+                  loom::compat::isfinite(weights(i));
+        if (!ok && i < f)
+          f = i;
+      },
+      Kokkos::Min<int>(first));
+  return first;
+}
+
+/// Throws std::invalid_argument if the sizes differ or a seed is not finite.
+/// `first_index` is the global index of the first local seed (for the message).
+template <class ExecutionSpace, class Positions, class Weights>
+void validate_seeds(ExecutionSpace const& space, Positions positions, Weights weights,
+                    long first_index = 0) {
+  if (positions.extent(0) != weights.extent(0)) {
+    std::ostringstream msg;
+    msg << "sdot::PowerDiagram: " << positions.extent(0) << " positions but "
+        << weights.extent(0) << " weights: one weight per seed is needed";
+    throw std::invalid_argument(msg.str());
+  }
+  int const bad = first_non_finite_seed(space, positions, weights);
+  if (bad < static_cast<int>(positions.extent(0))) {
+    double values[3];
+    auto p = Kokkos::subview(positions, bad, Kokkos::ALL);
+    auto w = Kokkos::subview(weights, bad);
+    auto p_host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), p);
+    auto w_host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), w);
+    values[0] = p_host(0);
+    values[1] = p_host(1);
+    values[2] = w_host();
+    std::ostringstream msg;
+    msg << "sdot::PowerDiagram: seed " << first_index + bad << " is not finite: position ("
+        << values[0] << ", " << values[1] << "), weight " << values[2];
+    throw std::invalid_argument(msg.str());
+  }
+}
+
+} // namespace sdot::detail

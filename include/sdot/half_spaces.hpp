@@ -1,0 +1,36 @@
+#pragma once
+/// @file
+/// The domain of a power diagram: a convex polygon given as an intersection of half-spaces.
+
+#include <array>
+#include <vector>
+
+namespace sdot {
+
+/// The half-space { x : normal · x ≤ offset }.
+struct HalfSpace {
+  std::array<double, 2> normal;
+  double offset;
+};
+
+/// The four half-spaces of the box [lo[0], hi[0]] × [lo[1], hi[1]].
+/// @throws std::invalid_argument if a bound is not finite or lo ≥ hi on an axis.
+std::vector<HalfSpace> box_half_spaces(std::array<double, 2> lo, std::array<double, 2> hi);
+
+/// The convex polygon that a list of half-spaces describes, computed on the host.
+struct DomainPolygon {
+  /// Vertices in counter-clockwise order.
+  std::vector<std::array<double, 2>> vertices;
+  /// edge_half_space[k]: index of the half-space that bounds the edge from vertex k to k+1.
+  std::vector<int> edge_half_space;
+  double area = 0;
+  std::array<double, 2> lo{}, hi{}; ///< bounding box
+};
+
+/// Intersects the half-spaces.
+/// @throws std::invalid_argument naming the problem when a half-space is not finite or has a
+/// zero normal (with its index), when the intersection is unbounded, or when it is empty or
+/// of zero area.
+DomainPolygon domain_polygon(std::vector<HalfSpace> const& half_spaces);
+
+} // namespace sdot

@@ -1,0 +1,222 @@
+#pragma once
+/// @file
+/// sdot::PowerDiagram: the power (Laguerre) diagram of weighted seeds in a convex domain.
+
+#include <sdot/detail/cells.hpp>
+#include <sdot/detail/validate.hpp>
+#include <sdot/half_spaces.hpp>
+
+#include <Kokkos_Timer.hpp>
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace sdot {
+
+/// Options of a PowerDiagram.
+struct PowerDiagramOptions {
+  /// Ranks emulated in this process (boxes of seeds); 1: a single box.
+  int nb_boxes = 1;
+  /// Vertices of a travelling cell's message (doubled and rerun when too small).
+  int msg_capacity = 16;
+  /// Cells sent to one destination per round (doubled and rerun when too small).
+  int inbox_capacity = 64;
+  /// Vertices a cell may have in the kernel's first pass; cells that need more are rebuilt
+  /// with twice as many, as often as needed (16, 32 or 64 are kept in kernel-local memory).
+  int vertex_capacity = 32;
+  /// Largest number of seeds in a leaf of the spatial index.
+  int leaf_size = 8;
+};
+
+/// What a computation did, for users and benchmarks.
+struct PowerDiagramStatistics {
+  int overflowed_cells = 0;   ///< cells that needed more than vertex_capacity vertices
+  int vertex_reruns = 0;      ///< kernel passes after the first, for those cells
+  int final_vertex_capacity = 0;
+  std::map<std::string, double> seconds; ///< per phase, and "total"
+};
+
+/// The cells as polygons, for inspection. Cell i has the vertices
+/// [offsets(i), offsets(i+1)) in counter-clockwise order; the edge from vertex k to the next
+/// one was made by `edge_sources(k)`: a seed index (≥ 0), or -1 - h for the boundary
+/// half-space h. An empty cell has no vertex.
+template <class MemorySpace>
+struct CellPolygons {
+  Kokkos::View<int*, MemorySpace> offsets;
+  Kokkos::View<double* [2], MemorySpace> vertices;
+  Kokkos::View<int*, MemorySpace> edge_sources;
+};
+
+/// The power diagram of seeds x_i with weights w_i in a convex domain:
+/// cell_i = { x in the domain : |x − x_i|² − w_i ≤ |x − x_j|² − w_j for all j }.
+///
+/// Two seeds with the same position and weight: the lower index keeps the cell. Results are
+/// computed on first use, in the execution space's memory, and kept.
+///
+/// @tparam ExecutionSpace where the kernels run (its memory space holds every View).
+template <class ExecutionSpace = Kokkos::DefaultExecutionSpace>
+class PowerDiagram {
+public:
+  using execution_space = ExecutionSpace;
+  using memory_space = typename ExecutionSpace::memory_space;
+  using positions_type = Kokkos::View<double* [2], memory_space>;
+  using scalars_type = Kokkos::View<double*, memory_space>;
+
+  /// @param positions the seeds, [N, 2]
+  /// @param weights one weight per seed, [N]
+  /// @param boundaries half-spaces a·x ≤ c whose intersection is the (bounded) domain
+  /// @throws std::invalid_argument on mismatched sizes, a non-finite seed (its index), or an
+  /// empty or unbounded domain. Nothing is computed then.
+  PowerDiagram(positions_type positions, scalars_type weights, std::vector<HalfSpace> boundaries,
+               PowerDiagramOptions options = {})
+      : PowerDiagram(ExecutionSpace{}, positions, weights, std::move(boundaries), options) {}
+
+  PowerDiagram(ExecutionSpace const& space, positions_type positions, scalars_type weights,
+               std::vector<HalfSpace> boundaries, PowerDiagramOptions options = {})
+      : space_(space), positions_(positions), weights_(weights), options_(options),
+        domain_(domain_polygon(boundaries)) {
+    check_options();
+    detail::validate_seeds(space_, positions_, weights_);
+    auto vertices_host = Kokkos::View<double* [2], Kokkos::HostSpace>(
+        "sdot::domain::vertices", domain_.vertices.size());
+    auto labels_host =
+        Kokkos::View<int*, Kokkos::HostSpace>("sdot::domain::labels", domain_.vertices.size());
+    for (std::size_t k = 0; k < domain_.vertices.size(); ++k) {
+      vertices_host(k, 0) = domain_.vertices[k][0];
+      vertices_host(k, 1) = domain_.vertices[k][1];
+      labels_host(k) = detail::boundary_label(domain_.edge_half_space[k]);
+    }
+    domain_vertices_ = Kokkos::create_mirror_view_and_copy(space_, vertices_host);
+    domain_labels_ = Kokkos::create_mirror_view_and_copy(space_, labels_host);
+  }
+
+  /// Areas of the cells, in the order of the seeds. They add up to the domain's area.
+  scalars_type measures() {
+    compute();
+    return outputs_.measures;
+  }
+
+  /// Centroids of the cells (the seed's position for an empty cell).
+  positions_type centroids() {
+    compute();
+    return outputs_.centroids;
+  }
+
+  /// The cells as polygons (computed on each call).
+  CellPolygons<memory_space> cell_polygons() {
+    compute();
+    using Policy = Kokkos::RangePolicy<ExecutionSpace>;
+    int const n = size();
+    CellPolygons<memory_space> polygons;
+    polygons.offsets = Kokkos::View<int*, memory_space>(
+        Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::polygons::offsets"), n + 1);
+    auto offsets = polygons.offsets;
+    auto counts = outputs_.vertex_counts;
+    int total = 0;
+    Kokkos::parallel_scan(
+        "sdot::polygons::offsets", Policy(space_, 0, n + 1),
+        KOKKOS_LAMBDA(int i, int& partial, bool final) {
+          if (final)
+            offsets(i) = partial;
+          if (i < n)
+            partial += counts(i);
+        },
+        total);
+    polygons.vertices = Kokkos::View<double* [2], memory_space>(
+        Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::polygons::vertices"), total);
+    polygons.edge_sources = Kokkos::View<int*, memory_space>(
+        Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::polygons::edge_sources"),
+        total);
+    detail::CellOutputs<memory_space> out = scratch_outputs();
+    out.polygon_offsets = polygons.offsets;
+    out.polygon_vertices = polygons.vertices;
+    out.polygon_labels = polygons.edge_sources;
+    detail::build_cells(space_, tree_, const_domain_vertices(), const_domain_labels(),
+                        options_.vertex_capacity, out);
+    return polygons;
+  }
+
+  int size() const { return static_cast<int>(positions_.extent(0)); }
+  DomainPolygon const& domain() const { return domain_; }
+  PowerDiagramOptions const& options() const { return options_; }
+  PowerDiagramStatistics const& statistics() const { return statistics_; }
+  ExecutionSpace const& execution_space_instance() const { return space_; }
+
+private:
+  void check_options() const {
+    auto positive = [](int value, char const* name) {
+      if (value < 1)
+        throw std::invalid_argument(std::string("sdot::PowerDiagram: option ") + name + " = " +
+                                    std::to_string(value) + " must be at least 1");
+    };
+    positive(options_.nb_boxes, "nb_boxes");
+    positive(options_.msg_capacity, "msg_capacity");
+    positive(options_.inbox_capacity, "inbox_capacity");
+    positive(options_.vertex_capacity, "vertex_capacity");
+    if (options_.leaf_size < 2)
+      throw std::invalid_argument("sdot::PowerDiagram: option leaf_size = " +
+                                  std::to_string(options_.leaf_size) + " must be at least 2");
+  }
+
+  Kokkos::View<double const* [2], memory_space> const_domain_vertices() const {
+    return domain_vertices_;
+  }
+  Kokkos::View<int const*, memory_space> const_domain_labels() const { return domain_labels_; }
+
+  detail::CellOutputs<memory_space> scratch_outputs() const {
+    int const n = size();
+    detail::CellOutputs<memory_space> out;
+    out.measures = scalars_type(
+        Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::scratch::measures"), n);
+    out.centroids = positions_type(
+        Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::scratch::centroids"), n);
+    out.vertex_counts = Kokkos::View<int*, memory_space>(
+        Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::scratch::vertex_counts"), n);
+    return out;
+  }
+
+  void compute() {
+    if (computed_)
+      return;
+    loom::compat::ScopedRegion region("sdot::PowerDiagram::compute");
+    Kokkos::Timer total;
+    Kokkos::Timer phase;
+    int const n = size();
+    tree_ = detail::build_seed_tree(space_, Kokkos::View<double const* [2], memory_space>(positions_),
+                                    Kokkos::View<double const*, memory_space>(weights_),
+                                    options_.leaf_size);
+    space_.fence();
+    statistics_.seconds["tree"] = phase.seconds();
+    phase.reset();
+    outputs_.measures =
+        scalars_type(Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::measures"), n);
+    outputs_.centroids =
+        positions_type(Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::centroids"), n);
+    outputs_.vertex_counts = Kokkos::View<int*, memory_space>(
+        Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::vertex_counts"), n);
+    auto report = detail::build_cells(space_, tree_, const_domain_vertices(),
+                                      const_domain_labels(), options_.vertex_capacity, outputs_);
+    space_.fence();
+    statistics_.seconds["cells"] = phase.seconds();
+    statistics_.seconds["total"] = total.seconds();
+    statistics_.overflowed_cells = report.overflowed_cells;
+    statistics_.vertex_reruns = report.reruns;
+    statistics_.final_vertex_capacity = report.final_capacity;
+    computed_ = true;
+  }
+
+  ExecutionSpace space_;
+  positions_type positions_;
+  scalars_type weights_;
+  PowerDiagramOptions options_;
+  DomainPolygon domain_;
+  Kokkos::View<double* [2], memory_space> domain_vertices_;
+  Kokkos::View<int*, memory_space> domain_labels_;
+  detail::SeedTree<memory_space> tree_;
+  detail::CellOutputs<memory_space> outputs_;
+  PowerDiagramStatistics statistics_;
+  bool computed_ = false;
+};
+
+} // namespace sdot

@@ -1,0 +1,12 @@
+#pragma once
+/// @file
+/// sdot's version.
+
+#define SDOT_VERSION_MAJOR 0
+#define SDOT_VERSION_MINOR 1
+#define SDOT_VERSION_PATCH 0
+
+namespace sdot {
+/// "major.minor.patch"
+inline constexpr char const version_string[] = "0.1.0";
+} // namespace sdot

@@ -1,0 +1,164 @@
+#include <sdot/half_spaces.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+#include <stdexcept>
+
+namespace sdot {
+
+std::vector<HalfSpace> box_half_spaces(std::array<double, 2> lo, std::array<double, 2> hi) {
+  for (int d = 0; d < 2; ++d) {
+    if (!std::isfinite(lo[d]) || !std::isfinite(hi[d]) || !(lo[d] < hi[d])) {
+      std::ostringstream msg;
+      msg << "sdot::box_half_spaces: axis " << d << " has bounds [" << lo[d] << ", " << hi[d]
+          << "]: they must be finite with lo < hi";
+      throw std::invalid_argument(msg.str());
+    }
+  }
+  return {HalfSpace{{-1, 0}, -lo[0]}, HalfSpace{{0, -1}, -lo[1]}, HalfSpace{{1, 0}, hi[0]},
+          HalfSpace{{0, 1}, hi[1]}};
+}
+
+namespace {
+
+using Point = std::array<double, 2>;
+
+// Intersection of the lines of two half-spaces (Cramer's rule); false when parallel.
+bool line_intersection(HalfSpace const& a, HalfSpace const& b, Point& p) {
+  double det = a.normal[0] * b.normal[1] - a.normal[1] * b.normal[0];
+  if (det == 0)
+    return false;
+  p = {(a.offset * b.normal[1] - a.normal[1] * b.offset) / det,
+       (a.normal[0] * b.offset - a.offset * b.normal[0]) / det};
+  return true;
+}
+
+} // namespace
+
+DomainPolygon domain_polygon(std::vector<HalfSpace> const& half_spaces) {
+  int const n = static_cast<int>(half_spaces.size());
+  for (int h = 0; h < n; ++h) {
+    auto const& hs = half_spaces[h];
+    if (!std::isfinite(hs.normal[0]) || !std::isfinite(hs.normal[1]) || !std::isfinite(hs.offset) ||
+        (hs.normal[0] == 0 && hs.normal[1] == 0)) {
+      std::ostringstream msg;
+      msg << "sdot: boundary half-space " << h << " (normal (" << hs.normal[0] << ", "
+          << hs.normal[1] << "), offset " << hs.offset
+          << ") is invalid: it needs a finite, non-zero normal and a finite offset";
+      throw std::invalid_argument(msg.str());
+    }
+  }
+  // Bounded iff the normals leave no angular gap of π or more.
+  std::vector<double> angles;
+  for (auto const& hs : half_spaces)
+    angles.push_back(std::atan2(hs.normal[1], hs.normal[0]));
+  std::sort(angles.begin(), angles.end());
+  double const pi = std::acos(-1.0);
+  bool bounded = n >= 3;
+  for (int k = 0; bounded && k < n; ++k) {
+    double gap = k + 1 < n ? angles[k + 1] - angles[k] : angles[0] + 2 * pi - angles[k];
+    if (gap >= pi * (1 - 1e-12))
+      bounded = false;
+  }
+  if (!bounded) {
+    std::ostringstream msg;
+    msg << "sdot: the domain given by " << n
+        << " boundary half-spaces is unbounded: their normals must surround the origin "
+           "(at least 3, no angular gap of 180 degrees or more)";
+    throw std::invalid_argument(msg.str());
+  }
+  // The corners of a bounded polygon are the pairwise intersections that every half-space
+  // keeps: a square around those holds it. Clip that square by each half-space.
+  double extent = 0;
+  bool feasible_corner = false;
+  for (int a = 0; a < n; ++a)
+    for (int b = a + 1; b < n; ++b) {
+      Point p;
+      if (!line_intersection(half_spaces[a], half_spaces[b], p) || !std::isfinite(p[0]) ||
+          !std::isfinite(p[1]))
+        continue;
+      bool kept = true;
+      for (auto const& hs : half_spaces) {
+        double scale = std::hypot(hs.normal[0], hs.normal[1]) * std::hypot(p[0], p[1]) +
+                       std::abs(hs.offset);
+        kept = kept && hs.normal[0] * p[0] + hs.normal[1] * p[1] - hs.offset <= 1e-9 * scale;
+      }
+      if (kept) {
+        feasible_corner = true;
+        extent = std::max({extent, std::abs(p[0]), std::abs(p[1])});
+      }
+    }
+  if (!feasible_corner) {
+    std::ostringstream msg;
+    msg << "sdot: the domain given by " << n << " boundary half-spaces is empty";
+    throw std::invalid_argument(msg.str());
+  }
+  extent = 2 * extent + 1;
+  std::vector<Point> poly = {{-extent, -extent}, {extent, -extent}, {extent, extent}, {-extent, extent}};
+  std::vector<int> label = {-1, -1, -1, -1};
+  for (int h = 0; h < n && !poly.empty(); ++h) {
+    auto const& hs = half_spaces[h];
+    auto side = [&](Point const& p) { return hs.normal[0] * p[0] + hs.normal[1] * p[1] - hs.offset; };
+    std::vector<Point> out;
+    std::vector<int> out_label;
+    std::size_t m = poly.size();
+    for (std::size_t k = 0; k < m; ++k) {
+      Point const& p = poly[k];
+      Point const& q = poly[(k + 1) % m];
+      double sp = side(p), sq = side(q);
+      if (sp <= 0) {
+        out.push_back(p);
+        out_label.push_back(label[k]);
+      }
+      if ((sp < 0 && sq > 0) || (sp > 0 && sq < 0)) {
+        double t = sp / (sp - sq);
+        out.push_back({p[0] + t * (q[0] - p[0]), p[1] + t * (q[1] - p[1])});
+        out_label.push_back(sp < 0 ? h : label[k]);
+      } else if (sp == 0 && sq > 0) {
+        out_label.back() = h; // p is on the line: the edge leaving it follows the line
+      }
+    }
+    poly.swap(out);
+    label.swap(out_label);
+  }
+  // Snap each vertex to the exact intersection of its two edges' lines.
+  DomainPolygon domain;
+  std::size_t m = poly.size();
+  for (std::size_t k = 0; k < m; ++k) {
+    int before = label[(k + m - 1) % m], after = label[k];
+    if (before == after)
+      continue; // a vertex in the middle of an edge (from a redundant clip)
+    Point p = poly[k];
+    if (before >= 0 && after >= 0)
+      line_intersection(half_spaces[before], half_spaces[after], p);
+    domain.vertices.push_back(p);
+    domain.edge_half_space.push_back(after);
+  }
+  double area = 0;
+  std::size_t nv = domain.vertices.size();
+  for (std::size_t k = 0; k < nv; ++k) {
+    auto const& p = domain.vertices[k];
+    auto const& q = domain.vertices[(k + 1) % nv];
+    area += p[0] * q[1] - p[1] * q[0];
+  }
+  area /= 2;
+  bool touches_frame = std::find(domain.edge_half_space.begin(), domain.edge_half_space.end(), -1) !=
+                       domain.edge_half_space.end();
+  if (nv < 3 || !(area > 0) || touches_frame) {
+    std::ostringstream msg;
+    msg << "sdot: the domain given by " << n << " boundary half-spaces is empty (area " << area
+        << ")";
+    throw std::invalid_argument(msg.str());
+  }
+  domain.area = area;
+  domain.lo = domain.hi = domain.vertices[0];
+  for (auto const& p : domain.vertices)
+    for (int d = 0; d < 2; ++d) {
+      domain.lo[d] = std::min(domain.lo[d], p[d]);
+      domain.hi[d] = std::max(domain.hi[d], p[d]);
+    }
+  return domain;
+}
+
+} // namespace sdot

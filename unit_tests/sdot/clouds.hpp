@@ -1,0 +1,91 @@
+#pragma once
+// Point clouds of the tests (host vectors) and their conversion to Views.
+
+#include <Kokkos_Core.hpp>
+
+#include <array>
+#include <cmath>
+#include <random>
+#include <vector>
+
+namespace sdot_test {
+
+struct Cloud {
+  std::vector<std::array<double, 2>> x;
+  std::vector<double> w;
+};
+
+inline Cloud uniform_cloud(int n, double max_weight, unsigned seed, double lo = 0, double hi = 1) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> u(lo, hi), uw(0, max_weight);
+  Cloud c;
+  for (int i = 0; i < n; ++i) {
+    double px = u(rng), py = u(rng);
+    c.x.push_back({px, py});
+    c.w.push_back(max_weight > 0 ? uw(rng) : 0.0);
+  }
+  return c;
+}
+
+/// Most seeds in a few tight Gaussian clusters, the rest uniform.
+inline Cloud clustered_cloud(int n, unsigned seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> u(0, 1);
+  std::normal_distribution<double> g(0, 0.02);
+  std::array<std::array<double, 2>, 3> centres = {{{0.2, 0.3}, {0.7, 0.75}, {0.05, 0.95}}};
+  Cloud c;
+  for (int i = 0; i < n; ++i) {
+    if (i % 5 == 4) {
+      c.x.push_back({u(rng), u(rng)});
+    } else {
+      auto const& m = centres[i % 3];
+      double px = std::fmin(1, std::fmax(0, m[0] + g(rng)));
+      double py = std::fmin(1, std::fmax(0, m[1] + g(rng)));
+      c.x.push_back({px, py});
+    }
+    c.w.push_back(0.1 * u(rng) / n);
+  }
+  return c;
+}
+
+/// k × k seeds at the centres of a regular grid of the unit square: every cell a square, four
+/// co-circular seeds at every inner vertex.
+inline Cloud lattice_cloud(int k) {
+  Cloud c;
+  for (int j = 0; j < k; ++j)
+    for (int i = 0; i < k; ++i) {
+      c.x.push_back({(i + 0.5) / k, (j + 0.5) / k});
+      c.w.push_back(0);
+    }
+  return c;
+}
+
+template <class MemorySpace = Kokkos::DefaultExecutionSpace::memory_space>
+Kokkos::View<double* [2], MemorySpace> positions_view(Cloud const& c) {
+  Kokkos::View<double* [2], MemorySpace> v("test::positions", c.x.size());
+  auto h = Kokkos::create_mirror_view(v);
+  for (std::size_t i = 0; i < c.x.size(); ++i) {
+    h(i, 0) = c.x[i][0];
+    h(i, 1) = c.x[i][1];
+  }
+  Kokkos::deep_copy(v, h);
+  return v;
+}
+
+template <class MemorySpace = Kokkos::DefaultExecutionSpace::memory_space>
+Kokkos::View<double*, MemorySpace> weights_view(Cloud const& c) {
+  Kokkos::View<double*, MemorySpace> v("test::weights", c.w.size());
+  auto h = Kokkos::create_mirror_view(v);
+  for (std::size_t i = 0; i < c.w.size(); ++i)
+    h(i) = c.w[i];
+  Kokkos::deep_copy(v, h);
+  return v;
+}
+
+template <class View>
+std::vector<double> to_vector(View v) {
+  auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), v);
+  return std::vector<double>(h.data(), h.data() + h.size());
+}
+
+} // namespace sdot_test

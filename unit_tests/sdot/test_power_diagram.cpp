@@ -1,0 +1,268 @@
+// The power diagram on one device against the brute-force reference.
+#include "brute_force.hpp"
+#include "clouds.hpp"
+
+#include <sdot/sdot.hpp>
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <numeric>
+
+using namespace sdot_test;
+
+namespace {
+
+std::vector<sdot::HalfSpace> unit_square() { return sdot::box_half_spaces({0, 0}, {1, 1}); }
+
+std::vector<sdot::HalfSpace> triangle() {
+  // (0,0), (1,0), (0.3,0.9)
+  return {{{0, -1}, 0}, {{0.9, 0.7}, 0.9}, {{-0.9, 0.3}, 0}};
+}
+
+std::vector<sdot::HalfSpace> hexagon() {
+  std::vector<sdot::HalfSpace> h;
+  double const pi = std::acos(-1.0);
+  for (int k = 0; k < 6; ++k) {
+    double a = k * pi / 3;
+    h.push_back({{std::cos(a), std::sin(a)}, 0.95});
+  }
+  return h;
+}
+
+double domain_area(std::vector<sdot::HalfSpace> const& hs) {
+  return static_cast<double>(area(domain(hs)));
+}
+
+struct Result {
+  std::vector<double> measures;
+  std::vector<std::array<double, 2>> centroids;
+  sdot::PowerDiagramStatistics statistics;
+};
+
+Result compute(Cloud const& c, std::vector<sdot::HalfSpace> const& hs,
+               sdot::PowerDiagramOptions options = {}) {
+  sdot::PowerDiagram<> pd(positions_view(c), weights_view(c), hs, options);
+  Result r;
+  r.measures = to_vector(pd.measures());
+  auto cent = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), pd.centroids());
+  for (std::size_t i = 0; i < cent.extent(0); ++i)
+    r.centroids.push_back({cent(i, 0), cent(i, 1)});
+  r.statistics = pd.statistics();
+  return r;
+}
+
+void expect_matches_reference(Cloud const& c, std::vector<sdot::HalfSpace> const& hs,
+                              sdot::PowerDiagramOptions options = {}) {
+  auto const ref = brute_force(c.x, c.w, hs);
+  auto const got = compute(c, hs, options);
+  double const a = domain_area(hs);
+  ASSERT_EQ(got.measures.size(), c.x.size());
+  double sum = 0;
+  for (std::size_t i = 0; i < c.x.size(); ++i) {
+    EXPECT_NEAR(got.measures[i], ref.measures[i], 1e-12 * a) << "seed " << i;
+    if (ref.measures[i] > 1e-9 * a) {
+      double tol = 1e-12 * a / ref.measures[i] + 1e-12;
+      EXPECT_NEAR(got.centroids[i][0], ref.centroids[i][0], tol) << "seed " << i;
+      EXPECT_NEAR(got.centroids[i][1], ref.centroids[i][1], tol) << "seed " << i;
+    }
+    sum += got.measures[i];
+  }
+  EXPECT_NEAR(sum, a, 1e-12 * a);
+}
+
+} // namespace
+
+TEST(PowerDiagram, UniformZeroWeights) {
+  expect_matches_reference(uniform_cloud(300, 0, 1), unit_square());
+}
+
+TEST(PowerDiagram, UniformSmallWeights) {
+  expect_matches_reference(uniform_cloud(300, 1.0 / 300, 2), unit_square());
+}
+
+TEST(PowerDiagram, UniformLargeWeightsManyEmptyCells) {
+  auto c = uniform_cloud(300, 10.0 / 300, 3);
+  auto ref = brute_force(c.x, c.w, unit_square());
+  int empty = 0;
+  for (double m : ref.measures)
+    empty += m == 0;
+  EXPECT_GT(empty, 10); // the case is what it says
+  expect_matches_reference(c, unit_square());
+}
+
+TEST(PowerDiagram, Clusters) { expect_matches_reference(clustered_cloud(400, 4), unit_square()); }
+
+TEST(PowerDiagram, LatticeCoCircular) {
+  auto c = lattice_cloud(12);
+  expect_matches_reference(c, unit_square());
+  auto got = compute(c, unit_square());
+  for (double m : got.measures)
+    EXPECT_NEAR(m, 1.0 / 144, 1e-15);
+}
+
+TEST(PowerDiagram, SeedsOutsideTheDomain) {
+  auto c = uniform_cloud(200, 0.01, 5, -0.5, 1.5);
+  expect_matches_reference(c, unit_square());
+}
+
+TEST(PowerDiagram, NegativeWeights) {
+  auto c = uniform_cloud(200, 0, 6);
+  std::mt19937 rng(6);
+  std::uniform_real_distribution<double> u(-0.02, 0.0);
+  for (auto& w : c.w)
+    w = u(rng);
+  expect_matches_reference(c, unit_square());
+}
+
+TEST(PowerDiagram, HugeWeightsAndOffsetCoordinates) {
+  // Weights far larger than the domain, and a domain far from the origin.
+  auto c = uniform_cloud(150, 0, 7, 1000, 1001);
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<double> u(1e6, 1e6 + 0.01);
+  for (auto& w : c.w)
+    w = u(rng);
+  expect_matches_reference(c, sdot::box_half_spaces({1000, 1000}, {1001, 1001}));
+}
+
+TEST(PowerDiagram, TriangleDomain) { expect_matches_reference(uniform_cloud(200, 0.002, 8), triangle()); }
+
+TEST(PowerDiagram, HexagonDomain) {
+  expect_matches_reference(uniform_cloud(200, 0.002, 9, -1, 1), hexagon());
+}
+
+TEST(PowerDiagram, NoSeed) {
+  auto got = compute(Cloud{}, unit_square());
+  EXPECT_TRUE(got.measures.empty());
+}
+
+TEST(PowerDiagram, OneSeed) {
+  Cloud c{{{0.3, 0.4}}, {0.5}};
+  auto got = compute(c, unit_square());
+  ASSERT_EQ(got.measures.size(), 1u);
+  EXPECT_NEAR(got.measures[0], 1.0, 1e-15);
+  EXPECT_NEAR(got.centroids[0][0], 0.5, 1e-15);
+}
+
+TEST(PowerDiagram, TwoSeeds) {
+  Cloud c{{{0.25, 0.5}, {0.75, 0.5}}, {0, 0}};
+  auto got = compute(c, unit_square());
+  EXPECT_NEAR(got.measures[0], 0.5, 1e-15);
+  EXPECT_NEAR(got.measures[1], 0.5, 1e-15);
+  // A weight difference moves the bisector: x = 0.5 + (w0 − w1) / (2·0.5).
+  c.w = {0.1, 0};
+  got = compute(c, unit_square());
+  EXPECT_NEAR(got.measures[0], 0.6, 1e-14);
+  EXPECT_NEAR(got.measures[1], 0.4, 1e-14);
+}
+
+TEST(PowerDiagram, DuplicatesLowerIndexKeepsTheCell) {
+  auto c = uniform_cloud(100, 0.001, 10);
+  c.x.push_back(c.x[17]);
+  c.w.push_back(c.w[17]);
+  c.x.insert(c.x.begin() + 3, c.x[50]);
+  c.w.insert(c.w.begin() + 3, c.w[50]);
+  // seed 51 duplicates seed 3; seed 101 duplicates seed 18
+  auto got = compute(c, unit_square());
+  EXPECT_GT(got.measures[3], 0);
+  EXPECT_EQ(got.measures[51], 0);
+  EXPECT_GT(got.measures[18], 0);
+  EXPECT_EQ(got.measures[101], 0);
+  expect_matches_reference(c, unit_square());
+}
+
+TEST(PowerDiagram, CellsBeyondTheVertexCapacityAreRebuilt) {
+  // One huge weight: its cell is the domain minus small cells, with many vertices.
+  auto c = uniform_cloud(400, 0, 11);
+  c.x[0] = {0.5, 0.5};
+  c.w[0] = 0.18;
+  sdot::PowerDiagramOptions options;
+  options.vertex_capacity = 8;
+  auto got = compute(c, unit_square(), options);
+  EXPECT_GT(got.statistics.overflowed_cells, 0);
+  EXPECT_GE(got.statistics.vertex_reruns, 2);
+  expect_matches_reference(c, unit_square(), options);
+}
+
+TEST(PowerDiagram, SumOfMeasuresOnALargerCloud) {
+  for (int leaf : {2, 8, 32}) {
+    auto c = uniform_cloud(20000, 1.0 / 20000, 12);
+    sdot::PowerDiagramOptions options;
+    options.leaf_size = leaf;
+    auto got = compute(c, unit_square(), options);
+    double sum = std::accumulate(got.measures.begin(), got.measures.end(), 0.0);
+    EXPECT_NEAR(sum, 1.0, 1e-12) << "leaf size " << leaf;
+  }
+}
+
+TEST(PowerDiagram, Deterministic) {
+  auto c = clustered_cloud(5000, 13);
+  auto a = compute(c, unit_square());
+  auto b = compute(c, unit_square());
+  for (std::size_t i = 0; i < a.measures.size(); ++i)
+    ASSERT_EQ(a.measures[i], b.measures[i]) << "seed " << i;
+}
+
+TEST(PowerDiagram, CellPolygons) {
+  auto c = uniform_cloud(200, 0.003, 14);
+  sdot::PowerDiagram<> pd(positions_view(c), weights_view(c), unit_square());
+  auto polygons = pd.cell_polygons();
+  auto offsets = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), polygons.offsets);
+  auto vertices = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), polygons.vertices);
+  auto sources = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), polygons.edge_sources);
+  auto measures = to_vector(pd.measures());
+  for (int i = 0; i < 200; ++i) {
+    double a = 0;
+    int b = offsets(i), e = offsets(i + 1);
+    for (int k = b; k < e; ++k) {
+      int l = k + 1 == e ? b : k + 1;
+      a += vertices(k, 0) * vertices(l, 1) - vertices(l, 0) * vertices(k, 1);
+      int s = sources(k);
+      EXPECT_TRUE((s >= 0 && s < 200 && s != i) || (s < 0 && s >= -4)) << "cell " << i;
+      if (s >= 0) { // the edge lies on the bisector of i and s
+        double mx = vertices(k, 0), my = vertices(k, 1);
+        double pi = (mx - c.x[i][0]) * (mx - c.x[i][0]) + (my - c.x[i][1]) * (my - c.x[i][1]) - c.w[i];
+        double ps = (mx - c.x[s][0]) * (mx - c.x[s][0]) + (my - c.x[s][1]) * (my - c.x[s][1]) - c.w[s];
+        EXPECT_NEAR(pi, ps, 1e-12);
+      }
+    }
+    EXPECT_NEAR(a / 2, measures[i], 1e-15);
+  }
+}
+
+TEST(PowerDiagram, InvalidInputIsRefusedWithTheIndex) {
+  auto c = uniform_cloud(50, 0, 15);
+  auto expect_message = [](auto&& make, std::string const& part) {
+    try {
+      make();
+      ADD_FAILURE() << "no exception, expected one mentioning '" << part << "'";
+    } catch (std::invalid_argument const& e) {
+      EXPECT_NE(std::string(e.what()).find(part), std::string::npos) << e.what();
+    }
+  };
+  auto bad = c;
+  bad.x[17][1] = std::nan("");
+  expect_message([&] { sdot::PowerDiagram<>(positions_view(bad), weights_view(bad), unit_square()); },
+                 "seed 17");
+  bad = c;
+  bad.w[33] = INFINITY;
+  expect_message([&] { sdot::PowerDiagram<>(positions_view(bad), weights_view(bad), unit_square()); },
+                 "seed 33");
+  bad = c;
+  bad.w.pop_back();
+  expect_message([&] { sdot::PowerDiagram<>(positions_view(c), weights_view(bad), unit_square()); },
+                 "50 positions but 49 weights");
+  expect_message(
+      [&] {
+        sdot::PowerDiagram<>(positions_view(c), weights_view(c),
+                             {{{1, 0}, 0}, {{-1, 0}, -1}, {{0, 1}, 1}, {{0, -1}, 0}});
+      },
+      "empty");
+  expect_message(
+      [&] { sdot::PowerDiagram<>(positions_view(c), weights_view(c), {{{1, 0}, 1}, {{0, 1}, 1}}); },
+      "unbounded");
+  expect_message(
+      [&] { sdot::PowerDiagram<>(positions_view(c), weights_view(c), {{{0, 0}, 1}, {{0, 1}, 1}}); },
+      "half-space 0");
+  expect_message([] { sdot::box_half_spaces({0, 0}, {0, 1}); }, "axis 0");
+}
