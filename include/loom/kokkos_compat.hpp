@@ -77,4 +77,18 @@ int concurrency(ExecutionSpace const& space) {
 template <class View>
 using host_mirror_t = typename View::host_mirror_type;
 
+/// A host View to copy `src` to or from without initialising it: `src` itself when the host
+/// can access it, else a new host_mirror_type allocation (the argument order of
+/// create_mirror_view with WithoutInitializing changed between 3.x and 4.x).
+template <class View>
+auto host_mirror_no_init(View const& src) {
+  if constexpr (Kokkos::SpaceAccessibility<Kokkos::HostSpace,
+                                           typename View::memory_space>::accessible) {
+    return src;
+  } else {
+    return host_mirror_t<View>(Kokkos::view_alloc(Kokkos::WithoutInitializing, src.label()),
+                               src.layout());
+  }
+}
+
 } // namespace loom::compat

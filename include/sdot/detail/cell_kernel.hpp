@@ -40,63 +40,156 @@ KOKKOS_INLINE_FUNCTION double box_distance2(TreeNode const& b, double x, double 
   return dx * dx + dy * dy;
 }
 
-/// Clips `cell` by every seed of `tree` that can cut it. Returns `emptied`, `overflow`, or
-/// `clipped` / `unchanged`. `cuts`, if not null, counts the bisectors tried.
+/// Clips `cell` by the seeds of the leaf `node`. Returns true when the walk must stop
+/// (`result` is then `emptied` or `overflow`).
 template <class MemorySpace>
-KOKKOS_INLINE_FUNCTION ClipResult clip_by_tree(Polygon& cell, CellSeed const& seed,
-                                               SeedTree<MemorySpace> const& tree) {
-  if (tree.size == 0)
-    return ClipResult::unchanged;
-  constexpr int max_stack = 64;
+KOKKOS_INLINE_FUNCTION bool clip_by_leaf(Polygon& cell, CellSeed const& seed,
+                                         SeedTree<MemorySpace> const& tree, int node,
+                                         ClipResult& result) {
+  int const begin = tree.node_begin(node, tree.depth);
+  int const end = tree.node_begin(node + 1, tree.depth);
+  for (int s = begin; s < end; ++s) {
+    if (s == seed.tree_slot)
+      continue;
+    Seed const other = tree.seeds(s);
+    double const dx = other.x - seed.x, dy = other.y - seed.y;
+    double const d2 = dx * dx + dy * dy;
+    if (d2 == 0 && other.w == seed.w) {
+      // Duplicates: the lower index keeps the cell.
+      if (tree.index(s) < seed.index) {
+        cell.size = 0;
+        cell.max_radius2 = 0;
+        result = ClipResult::emptied;
+        return true;
+      }
+      continue;
+    }
+    if (!may_cut(d2, seed.w, other.w, cell.max_radius2))
+      continue;
+    ClipResult r = cell.clip(dx, dy, (d2 + (seed.w - other.w)) / 2, tree.index(s));
+    if (r == ClipResult::emptied || r == ClipResult::overflow) {
+      result = r;
+      return true;
+    }
+    if (r == ClipResult::clipped)
+      result = r;
+  }
+  return false;
+}
+
+/// Depth-first walk of the subtree of `root`, nearest child first (used when the best-first
+/// queue is full). Returns true when the walk must stop.
+template <class MemorySpace>
+KOKKOS_INLINE_FUNCTION bool clip_by_subtree(Polygon& cell, CellSeed const& seed,
+                                            SeedTree<MemorySpace> const& tree, int root,
+                                            double root_d2, ClipResult& result) {
+  constexpr int max_stack = 64; // ≥ tree depth + 2
   int stack_node[max_stack];
   double stack_d2[max_stack];
   int sp = 0;
-  stack_node[sp] = 1;
-  stack_d2[sp++] = box_distance2(tree.nodes(1), seed.x, seed.y);
+  stack_node[sp] = root;
+  stack_d2[sp++] = root_d2;
   int const first_leaf = tree.first_leaf();
-  ClipResult result = ClipResult::unchanged;
   while (sp > 0) {
     --sp;
     int const node = stack_node[sp];
-    TreeNode const box = tree.nodes(node);
-    if (!node_may_cut(stack_d2[sp], seed.w, box.wmax, cell.max_radius2))
+    if (!node_may_cut(stack_d2[sp], seed.w, tree.nodes(node).wmax, cell.max_radius2))
       continue;
     if (node >= first_leaf) {
-      int const begin = tree.node_begin(node, tree.depth);
-      int const end = tree.node_begin(node + 1, tree.depth);
-      for (int s = begin; s < end; ++s) {
-        if (s == seed.tree_slot)
-          continue;
-        Seed const other = tree.seeds(s);
-        double const dx = other.x - seed.x, dy = other.y - seed.y;
-        double const d2 = dx * dx + dy * dy;
-        if (d2 == 0 && other.w == seed.w) {
-          // Duplicates: the lower index keeps the cell.
-          if (tree.index(s) < seed.index) {
-            cell.size = 0;
-            cell.max_radius2 = 0;
-            return ClipResult::emptied;
-          }
-          continue;
-        }
-        if (!may_cut(d2, seed.w, other.w, cell.max_radius2))
-          continue;
-        ClipResult r = cell.clip(dx, dy, (d2 + (seed.w - other.w)) / 2, tree.index(s));
-        if (r == ClipResult::emptied || r == ClipResult::overflow)
-          return r;
-        if (r == ClipResult::clipped)
-          result = r;
-      }
-    } else {
-      int const a = 2 * node, b = 2 * node + 1;
-      double const da = box_distance2(tree.nodes(a), seed.x, seed.y);
-      double const db = box_distance2(tree.nodes(b), seed.x, seed.y);
-      // Nearest child on top of the stack.
-      bool const a_first = da <= db;
-      stack_node[sp] = a_first ? b : a;
-      stack_d2[sp++] = a_first ? db : da;
-      stack_node[sp] = a_first ? a : b;
-      stack_d2[sp++] = a_first ? da : db;
+      if (clip_by_leaf(cell, seed, tree, node, result))
+        return true;
+      continue;
+    }
+    int const a = 2 * node, b = 2 * node + 1;
+    double const da = box_distance2(tree.nodes(a), seed.x, seed.y);
+    double const db = box_distance2(tree.nodes(b), seed.x, seed.y);
+    bool const a_first = da <= db;
+    stack_node[sp] = a_first ? b : a;
+    stack_d2[sp++] = a_first ? db : da;
+    stack_node[sp] = a_first ? a : b;
+    stack_d2[sp++] = a_first ? da : db;
+  }
+  return false;
+}
+
+/// Clips `cell` by every seed of `tree` that can cut it. Nodes are visited best first
+/// (nearest box first, from a small binary heap), so the cell shrinks early and the stopping
+/// rule prunes most of the tree. Returns `emptied`, `overflow`, `clipped` or `unchanged`.
+template <class MemorySpace>
+KOKKOS_INLINE_FUNCTION ClipResult clip_by_tree(Polygon& cell, CellSeed const& seed,
+                                               SeedTree<MemorySpace> const& tree) {
+  ClipResult result = ClipResult::unchanged;
+  if (tree.size == 0)
+    return result;
+  constexpr int heap_capacity = 96;
+  int heap_node[heap_capacity];
+  double heap_d2[heap_capacity];
+  int heap_size = 0;
+  auto push = [&](int node, double d2) {
+    int i = heap_size++;
+    while (i > 0) {
+      int parent = (i - 1) / 2;
+      if (heap_d2[parent] <= d2)
+        break;
+      heap_node[i] = heap_node[parent];
+      heap_d2[i] = heap_d2[parent];
+      i = parent;
+    }
+    heap_node[i] = node;
+    heap_d2[i] = d2;
+  };
+  int const first_leaf = tree.first_leaf();
+  // The seed's own leaf first: its seeds are near, so the cell is small from the start and
+  // the stopping rule prunes most nodes as soon as they are seen.
+  int own_leaf = -1;
+  if (seed.tree_slot >= 0) {
+    own_leaf = 1;
+    for (int level = 0; level < tree.depth; ++level)
+      own_leaf = 2 * own_leaf + (seed.tree_slot >= tree.node_begin(2 * own_leaf + 1, level + 1));
+    if (clip_by_leaf(cell, seed, tree, own_leaf, result))
+      return result;
+  }
+  push(1, box_distance2(tree.nodes(1), seed.x, seed.y));
+  while (heap_size > 0) {
+    int const node = heap_node[0];
+    double const node_d2 = heap_d2[0];
+    // Pop: sift the last entry down from the top.
+    --heap_size;
+    int const last_node = heap_node[heap_size];
+    double const last_d2 = heap_d2[heap_size];
+    int i = 0;
+    while (true) {
+      int child = 2 * i + 1;
+      if (child >= heap_size)
+        break;
+      if (child + 1 < heap_size && heap_d2[child + 1] < heap_d2[child])
+        ++child;
+      if (heap_d2[child] >= last_d2)
+        break;
+      heap_node[i] = heap_node[child];
+      heap_d2[i] = heap_d2[child];
+      i = child;
+    }
+    heap_node[i] = last_node;
+    heap_d2[i] = last_d2;
+
+    // The cell may have shrunk since the node was queued.
+    if (!node_may_cut(node_d2, seed.w, tree.nodes(node).wmax, cell.max_radius2))
+      continue;
+    if (node >= first_leaf) {
+      if (node != own_leaf && clip_by_leaf(cell, seed, tree, node, result))
+        return result;
+      continue;
+    }
+    for (int child = 2 * node; child <= 2 * node + 1; ++child) {
+      TreeNode const box = tree.nodes(child);
+      double const d2 = box_distance2(box, seed.x, seed.y);
+      if (!node_may_cut(d2, seed.w, box.wmax, cell.max_radius2) || child == own_leaf)
+        continue;
+      if (heap_size < heap_capacity)
+        push(child, d2);
+      else if (clip_by_subtree(cell, seed, tree, child, d2, result))
+        return result;
     }
   }
   return result;

@@ -1,0 +1,190 @@
+#pragma once
+/// @file
+/// loom::Ranks: who the ranks are (MPI processes, boxes emulated inside one process, or
+/// several boxes per MPI process) and the host-side collectives between them.
+
+#include <loom/error.hpp>
+#include <loom/kokkos_compat.hpp>
+
+#include <Kokkos_Core.hpp>
+#include <mpi.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+namespace loom {
+
+namespace detail {
+/// Owner of a duplicated communicator (freed only while MPI is not finalized).
+struct Communicator;
+} // namespace detail
+
+/// The ranks of a distributed computation.
+///
+/// There are `size()` ranks in all, numbered 0 .. size()-1. Each process holds
+/// `local_count()` consecutive ranks, `first_local()` .. `first_local() + local_count() - 1`:
+/// one under `MpiRanks(comm)`, K under `BoxRanks(K)` (one process, no MPI) and K per process
+/// under `MpiRanks(comm, K)`. The data of the local ranks of a process are stored together
+/// (concatenated with offsets, or with a leading [local_count] dimension) so that one kernel
+/// launch processes every local rank.
+///
+/// Ranks is a cheap copyable handle. Every member documented as *collective* must be called
+/// by every process of the communicator, in the same order.
+class Ranks {
+public:
+  /// One rank in one process, no MPI (the same as BoxRanks(1)).
+  Ranks() = default;
+  /// Total number of ranks.
+  int size() const { return process_count_ * local_count_; }
+  /// Number of ranks held by this process.
+  int local_count() const { return local_count_; }
+  /// Global rank of this process's local rank 0.
+  int first_local() const { return process_rank_ * local_count_; }
+  /// Global rank of local rank `l`.
+  int rank(int l = 0) const { return first_local() + l; }
+  /// Process holding global rank `g`.
+  int process_of(int g) const { return g / local_count_; }
+  /// Rank of this process in the communicator (0 without MPI).
+  int process_rank() const { return process_rank_; }
+  /// Number of processes (1 without MPI).
+  int process_count() const { return process_count_; }
+  /// True for MpiRanks (even with one process), false for BoxRanks.
+  bool uses_mpi() const { return static_cast<bool>(comm_); }
+  /// The (duplicated) communicator, MPI_COMM_NULL for BoxRanks.
+  MPI_Comm comm() const;
+
+  /// Collective: every process throws the same loom::Error (collective()) when `local_ok` is
+  /// false on any process; the message is the one of the lowest failing process, prefixed by
+  /// its rank. Returns normally on every process otherwise.
+  void agree(bool local_ok, std::string const& message) const;
+  /// Collective: true on every process when `local` is true on any process.
+  bool any(bool local) const;
+  /// Collective: element-wise maximum over the processes, in place (same length everywhere).
+  void max_in_place(std::vector<std::int64_t>& values) const;
+  /// Collective barrier (nothing under BoxRanks).
+  void barrier() const;
+
+  /// Collective: the values of every process, in process order (element p*count + i is
+  /// value i of process p).
+  template <class T>
+  std::vector<T> allgather(std::vector<T> const& local) const {
+    static_assert(std::is_trivially_copyable<T>::value, "loom::allgather: trivially copyable T");
+    std::vector<std::size_t> n(process_count_);
+    std::size_t const mine = local.size();
+    allgather_bytes(&mine, n.data(), sizeof(std::size_t));
+    for (std::size_t c : n)
+      if (c != mine)
+        throw Error("loom::Ranks::allgather: processes passed different lengths", true);
+    std::vector<T> all(mine * process_count_);
+    allgather_bytes(local.data(), all.data(), mine * sizeof(T));
+    return all;
+  }
+
+  /// Collective: sum over all ranks of one value per local rank (`local` has local_count()
+  /// values, in any memory space). Every process gets the same, bitwise identical, value:
+  /// the values of all the ranks are gathered and added in global rank order.
+  template <class View>
+  typename View::non_const_value_type all_sum(View const& local) const {
+    auto all = gather_rank_values(local);
+    auto s = all[0];
+    for (std::size_t i = 1; i < all.size(); ++i)
+      s += all[i];
+    return s;
+  }
+  /// Collective: maximum over all ranks (see all_sum).
+  template <class View>
+  typename View::non_const_value_type all_max(View const& local) const {
+    auto all = gather_rank_values(local);
+    auto s = all[0];
+    for (std::size_t i = 1; i < all.size(); ++i)
+      s = s < all[i] ? all[i] : s;
+    return s;
+  }
+  /// Collective: minimum over all ranks (see all_sum).
+  template <class View>
+  typename View::non_const_value_type all_min(View const& local) const {
+    auto all = gather_rank_values(local);
+    auto s = all[0];
+    for (std::size_t i = 1; i < all.size(); ++i)
+      s = all[i] < s ? all[i] : s;
+    return s;
+  }
+  /// Collective: the local_count() values of every process, in global rank order (size()
+  /// values), on the host.
+  template <class View>
+  std::vector<typename View::non_const_value_type> gather_rank_values(View const& local) const {
+    static_assert(Kokkos::is_view<View>::value && View::rank == 1,
+                  "loom::Ranks: one value per local rank in a rank-1 View");
+    using T = typename View::non_const_value_type;
+    static_assert(std::is_trivially_copyable<T>::value, "loom::Ranks: trivially copyable values");
+    // One collective: a header (the extent this process passed) and its local_count values.
+    auto host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), local);
+    std::size_t const stride = sizeof(std::int64_t) + sizeof(T) * local_count_;
+    std::vector<unsigned char> mine(stride, 0), all(stride * process_count_);
+    std::int64_t const extent = static_cast<std::int64_t>(local.extent(0));
+    std::memcpy(mine.data(), &extent, sizeof extent);
+    if (extent == local_count_)
+      for (int l = 0; l < local_count_; ++l) {
+        T const v = host(l);
+        std::memcpy(mine.data() + sizeof(std::int64_t) + sizeof(T) * l, &v, sizeof(T));
+      }
+    allgather_bytes(mine.data(), all.data(), stride);
+    std::vector<T> values(size());
+    for (int p = 0; p < process_count_; ++p) {
+      std::int64_t e = 0;
+      std::memcpy(&e, all.data() + stride * p, sizeof e);
+      if (e != local_count_)
+        throw Error("loom::Ranks::all_sum/max/min: process " + std::to_string(p) + " passed " +
+                        std::to_string(e) +
+                        " values instead of local_count() = " + std::to_string(local_count_),
+                    true);
+      std::memcpy(values.data() + static_cast<std::size_t>(p) * local_count_,
+                  all.data() + stride * p + sizeof(std::int64_t), sizeof(T) * local_count_);
+    }
+    return values;
+  }
+
+  // ---- byte-level collectives (used by the loom operations) ----------------------------------
+  /// Collective: `bytes` bytes from every process, concatenated in process order into `recv`.
+  void allgather_bytes(void const* send, void* recv, std::size_t bytes) const;
+  /// Collective: variable-size gather to every process; `counts[p]` elements of `elem_bytes`
+  /// bytes from process p, stored contiguously in process order.
+  void allgatherv_bytes(void const* send, void* recv, std::vector<std::int64_t> const& counts,
+                        std::size_t elem_bytes) const;
+  /// Collective: all-to-all of fixed size, `bytes` bytes per process pair.
+  void alltoall_bytes(void const* send, void* recv, std::size_t bytes) const;
+  /// Collective: all-to-all of variable size; `send_counts[q]` elements of `elem_bytes` bytes
+  /// go to process q (contiguous in process order in `send`), `recv_counts[p]` come from p.
+  /// The part of a process for itself is copied with memcpy (host pointers) and must be
+  /// handled by the caller when the buffers live in device memory (pass 0 for it then).
+  void alltoallv_bytes(void const* send, std::vector<std::int64_t> const& send_counts, void* recv,
+                       std::vector<std::int64_t> const& recv_counts, std::size_t elem_bytes) const;
+
+  /// Internal: builds Ranks (use MpiRanks / BoxRanks).
+  Ranks(std::shared_ptr<detail::Communicator> comm, int process_rank, int process_count,
+        int local_count)
+      : comm_(std::move(comm)), process_rank_(process_rank), process_count_(process_count),
+        local_count_(local_count) {}
+
+private:
+  std::shared_ptr<detail::Communicator> comm_;
+  int process_rank_ = 0;
+  int process_count_ = 1;
+  int local_count_ = 1;
+};
+
+/// One rank per process of `comm` (duplicated; the duplicate is freed with the last copy of
+/// the Ranks, unless MPI is finalized by then), or `boxes_per_process` ranks per process.
+/// Collective over `comm`.
+Ranks MpiRanks(MPI_Comm comm, int boxes_per_process = 1);
+
+/// `count` ranks emulated inside this process, on its device. Uses no MPI at all (works
+/// without MPI_Init).
+Ranks BoxRanks(int count);
+
+} // namespace loom
