@@ -37,6 +37,16 @@ KOKKOS_INLINE_FUNCTION constexpr T const& max(T const& a, T const& b) {
   return a < b ? b : a;
 }
 
+/// Atomic minimum / maximum of a value in memory (any arithmetic type).
+template <class T>
+KOKKOS_INLINE_FUNCTION void atomic_min(T* address, T value) {
+  Kokkos::atomic_fetch_min(address, value);
+}
+template <class T>
+KOKKOS_INLINE_FUNCTION void atomic_max(T* address, T value) {
+  Kokkos::atomic_fetch_max(address, value);
+}
+
 /// +infinity for a floating-point type.
 template <class T>
 KOKKOS_INLINE_FUNCTION constexpr T infinity() {

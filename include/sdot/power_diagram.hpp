@@ -2,14 +2,21 @@
 /// @file
 /// sdot::PowerDiagram: the power (Laguerre) diagram of weighted seeds in a convex domain.
 
+#include <loom/ranks.hpp>
+#include <loom/spread.hpp>
+
 #include <sdot/detail/cells.hpp>
+#include <sdot/detail/travelling_cells.hpp>
 #include <sdot/detail/validate.hpp>
 #include <sdot/half_spaces.hpp>
 
 #include <Kokkos_Timer.hpp>
 
 #include <map>
+#include <memory>
+#include <optional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace sdot {
@@ -34,8 +41,19 @@ struct PowerDiagramStatistics {
   int overflowed_cells = 0;   ///< cells that needed more than vertex_capacity vertices
   int vertex_reruns = 0;      ///< kernel passes after the first, for those cells
   int final_vertex_capacity = 0;
+  int ranks = 1;              ///< ranks (boxes) that computed the diagram
+  int rounds = 0;             ///< rounds of travelling cells
+  long travelled_cells = 0;   ///< messages sent by this process (a cell per hop)
+  long bytes_sent = 0;        ///< bytes of messages and results this process sent to other ranks
+  int reruns = 0;             ///< reruns because msg_capacity or inbox_capacity was too small
+  int msg_capacity = 0;       ///< final sizes (kept for the next call)
+  int inbox_capacity = 0;
   std::map<std::string, double> seconds; ///< per phase, and "total"
 };
+
+/// Input placement tags: the seeds given whole to this process, or spread over ranks.
+struct WholeInput {};
+struct SpreadInput {};
 
 /// The cells as polygons, for inspection. Cell i has the vertices
 /// [offsets(i), offsets(i+1)) in counter-clockwise order; the edge from vertex k to the next
@@ -54,57 +72,105 @@ struct CellPolygons {
 /// Two seeds with the same position and weight: the lower index keeps the cell. Results are
 /// computed on first use, in the execution space's memory, and kept.
 ///
+/// What decides how it is computed is the input: positions given whole (one process) are
+/// computed as one box, or by `options.nb_boxes` ranks emulated in this process, with cells
+/// travelling between them; positions spread over ranks (`loom::spread(block, ranks)` on each
+/// process) are computed by those ranks, and the results are spread the same way.
+///
 /// @tparam ExecutionSpace where the kernels run (its memory space holds every View).
-template <class ExecutionSpace = Kokkos::DefaultExecutionSpace>
+/// @tparam Input WholeInput or SpreadInput (deduced from the constructor's arguments).
+template <class ExecutionSpace = Kokkos::DefaultExecutionSpace, class Input = WholeInput>
 class PowerDiagram {
 public:
   using execution_space = ExecutionSpace;
   using memory_space = typename ExecutionSpace::memory_space;
   using positions_type = Kokkos::View<double* [2], memory_space>;
   using scalars_type = Kokkos::View<double*, memory_space>;
+  static constexpr bool is_spread = std::is_same<Input, SpreadInput>::value;
+  /// What measures() returns: a View, or a loom::Spread of Views for spread input.
+  using measures_type = std::conditional_t<is_spread, loom::Spread<scalars_type>, scalars_type>;
+  using centroids_type = std::conditional_t<is_spread, loom::Spread<positions_type>, positions_type>;
 
   /// @param positions the seeds, [N, 2]
   /// @param weights one weight per seed, [N]
   /// @param boundaries half-spaces a·x ≤ c whose intersection is the (bounded) domain
-  /// @throws std::invalid_argument on mismatched sizes, a non-finite seed (its index), or an
-  /// empty or unbounded domain. Nothing is computed then.
+  /// @throws std::invalid_argument on mismatched sizes, a non-finite seed (its index), an
+  /// empty or unbounded domain, or a bad option. Nothing is computed then.
+  template <class I = Input, class = std::enable_if_t<std::is_same<I, WholeInput>::value>>
   PowerDiagram(positions_type positions, scalars_type weights, std::vector<HalfSpace> boundaries,
                PowerDiagramOptions options = {})
       : PowerDiagram(ExecutionSpace{}, positions, weights, std::move(boundaries), options) {}
 
+  template <class I = Input, class = std::enable_if_t<std::is_same<I, WholeInput>::value>>
   PowerDiagram(ExecutionSpace const& space, positions_type positions, scalars_type weights,
                std::vector<HalfSpace> boundaries, PowerDiagramOptions options = {})
       : space_(space), positions_(positions), weights_(weights), options_(options),
         domain_(domain_polygon(boundaries)) {
     check_options();
     detail::validate_seeds(space_, positions_, weights_);
-    auto vertices_host = Kokkos::View<double* [2], Kokkos::HostSpace>(
-        "sdot::domain::vertices", domain_.vertices.size());
-    auto labels_host =
-        Kokkos::View<int*, Kokkos::HostSpace>("sdot::domain::labels", domain_.vertices.size());
-    for (std::size_t k = 0; k < domain_.vertices.size(); ++k) {
-      vertices_host(k, 0) = domain_.vertices[k][0];
-      vertices_host(k, 1) = domain_.vertices[k][1];
-      labels_host(k) = detail::boundary_label(domain_.edge_half_space[k]);
+    ranks_ = loom::BoxRanks(options_.nb_boxes);
+    upload_domain();
+  }
+
+  /// Spread input: every process passes its block of the seeds (collective). The ranks are
+  /// those of the spread positions; a problem on any process is reported on every process.
+  template <class I = Input, class = std::enable_if_t<std::is_same<I, SpreadInput>::value>>
+  PowerDiagram(loom::Spread<positions_type> positions, loom::Spread<scalars_type> weights,
+               std::vector<HalfSpace> boundaries, PowerDiagramOptions options = {},
+               ExecutionSpace const& space = ExecutionSpace{})
+      : space_(space), positions_(positions.value()), weights_(weights.value()), options_(options),
+        ranks_(positions.ranks()) {
+    std::string problem;
+    try {
+      domain_ = domain_polygon(boundaries);
+      check_options();
+      if (options_.nb_boxes != 1 && options_.nb_boxes != ranks_.local_count())
+        throw std::invalid_argument(
+            "sdot::PowerDiagram: with spread input the ranks come from the spread (" +
+            std::to_string(ranks_.local_count()) +
+            " per process); choose boxes per process with loom::MpiRanks(comm, K), not nb_boxes = " +
+            std::to_string(options_.nb_boxes));
+      std::int64_t const n = positions_.extent(0);
+      auto before = ranks_.allgather(std::vector<std::int64_t>{n});
+      std::int64_t first = 0;
+      for (int p = 0; p < ranks_.process_rank(); ++p)
+        first += before[p];
+      detail::validate_seeds(space_, positions_, weights_, first);
+    } catch (std::invalid_argument const& e) {
+      problem = e.what();
     }
-    domain_vertices_ = Kokkos::create_mirror_view_and_copy(space_, vertices_host);
-    domain_labels_ = Kokkos::create_mirror_view_and_copy(space_, labels_host);
+    try {
+      ranks_.agree(problem.empty(), problem);
+    } catch (loom::Error const& e) {
+      throw std::invalid_argument(e.what());
+    }
+    upload_domain();
   }
 
   /// Areas of the cells, in the order of the seeds. They add up to the domain's area.
-  scalars_type measures() {
+  /// Spread input: this process's block in `value()`, collective reductions.
+  measures_type measures() {
     compute();
-    return outputs_.measures;
+    if constexpr (is_spread)
+      return loom::spread(outputs_.measures, ranks_, local_block_counts());
+    else
+      return outputs_.measures;
   }
 
   /// Centroids of the cells (the seed's position for an empty cell).
-  positions_type centroids() {
+  centroids_type centroids() {
     compute();
-    return outputs_.centroids;
+    if constexpr (is_spread)
+      return loom::spread(outputs_.centroids, ranks_, local_block_counts());
+    else
+      return outputs_.centroids;
   }
 
-  /// The cells as polygons (computed on each call).
+  /// The cells as polygons (computed on each call; one box only, for now).
   CellPolygons<memory_space> cell_polygons() {
+    if (ranks_.size() > 1)
+      throw std::invalid_argument(
+          "sdot::PowerDiagram::cell_polygons: not available yet with several ranks or boxes");
     compute();
     using Policy = Kokkos::RangePolicy<ExecutionSpace>;
     int const n = size();
@@ -144,6 +210,27 @@ public:
   ExecutionSpace const& execution_space_instance() const { return space_; }
 
 private:
+  /// This process's rows per local rank (the whole block on local rank 0).
+  std::vector<std::int64_t> local_block_counts() const {
+    std::vector<std::int64_t> counts(ranks_.local_count(), 0);
+    counts[0] = positions_.extent(0);
+    return counts;
+  }
+
+  void upload_domain() {
+    auto vertices_host = Kokkos::View<double* [2], Kokkos::HostSpace>(
+        "sdot::domain::vertices", domain_.vertices.size());
+    auto labels_host =
+        Kokkos::View<int*, Kokkos::HostSpace>("sdot::domain::labels", domain_.vertices.size());
+    for (std::size_t k = 0; k < domain_.vertices.size(); ++k) {
+      vertices_host(k, 0) = domain_.vertices[k][0];
+      vertices_host(k, 1) = domain_.vertices[k][1];
+      labels_host(k) = detail::boundary_label(domain_.edge_half_space[k]);
+    }
+    domain_vertices_ = Kokkos::create_mirror_view_and_copy(space_, vertices_host);
+    domain_labels_ = Kokkos::create_mirror_view_and_copy(space_, labels_host);
+  }
+
   void check_options() const {
     auto positive = [](int value, char const* name) {
       if (value < 1)
@@ -181,6 +268,17 @@ private:
       return;
     loom::compat::ScopedRegion region("sdot::PowerDiagram::compute");
     Kokkos::Timer total;
+    statistics_.seconds.clear();
+    statistics_.ranks = ranks_.size();
+    if (ranks_.size() == 1)
+      compute_one_box();
+    else
+      compute_travelling();
+    statistics_.seconds["total"] = total.seconds();
+    computed_ = true;
+  }
+
+  void compute_one_box() {
     Kokkos::Timer phase;
     int const n = size();
     tree_ = detail::build_seed_tree(space_, Kokkos::View<double const* [2], memory_space>(positions_),
@@ -199,11 +297,29 @@ private:
                                       const_domain_labels(), options_.vertex_capacity, outputs_);
     space_.fence();
     statistics_.seconds["cells"] = phase.seconds();
-    statistics_.seconds["total"] = total.seconds();
     statistics_.overflowed_cells = report.overflowed_cells;
     statistics_.vertex_reruns = report.reruns;
     statistics_.final_vertex_capacity = report.final_capacity;
-    computed_ = true;
+  }
+
+  void compute_travelling() {
+    if (!travelling_)
+      travelling_ = std::make_shared<detail::TravellingCells<ExecutionSpace>>(
+          space_, ranks_, positions_, weights_, const_domain_vertices(), const_domain_labels(),
+          options_.leaf_size, options_.msg_capacity, options_.inbox_capacity);
+    auto out = travelling_->run(statistics_.seconds);
+    outputs_.measures = out.measures;
+    outputs_.centroids = out.centroids;
+    auto const& t = travelling_->statistics();
+    statistics_.rounds = t.rounds;
+    statistics_.travelled_cells = t.travelled_cells;
+    statistics_.bytes_sent = t.bytes_sent;
+    statistics_.reruns = t.reruns;
+    statistics_.msg_capacity = t.msg_capacity;
+    statistics_.inbox_capacity = t.inbox_capacity;
+    // The capacities found are kept for later computations of this diagram.
+    options_.msg_capacity = t.msg_capacity;
+    options_.inbox_capacity = t.inbox_capacity;
   }
 
   ExecutionSpace space_;
@@ -213,10 +329,23 @@ private:
   DomainPolygon domain_;
   Kokkos::View<double* [2], memory_space> domain_vertices_;
   Kokkos::View<int*, memory_space> domain_labels_;
+  loom::Ranks ranks_;
+  std::shared_ptr<detail::TravellingCells<ExecutionSpace>> travelling_;
   detail::SeedTree<memory_space> tree_;
   detail::CellOutputs<memory_space> outputs_;
   PowerDiagramStatistics statistics_;
   bool computed_ = false;
 };
+
+/// Whole input: PowerDiagram(positions, weights, boundaries[, options]).
+template <class... P, class... Q>
+PowerDiagram(Kokkos::View<double* [2], P...>, Kokkos::View<double*, Q...>, std::vector<HalfSpace>,
+             PowerDiagramOptions = {})
+    -> PowerDiagram<typename Kokkos::View<double* [2], P...>::execution_space, WholeInput>;
+
+/// Spread input: PowerDiagram(loom::spread(positions, ranks), loom::spread(weights, ranks), ...).
+template <class V, class W>
+PowerDiagram(loom::Spread<V>, loom::Spread<W>, std::vector<HalfSpace>, PowerDiagramOptions = {})
+    -> PowerDiagram<typename V::execution_space, SpreadInput>;
 
 } // namespace sdot

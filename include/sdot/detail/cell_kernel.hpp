@@ -40,55 +40,66 @@ KOKKOS_INLINE_FUNCTION double box_distance2(TreeNode const& b, double x, double 
   return dx * dx + dy * dy;
 }
 
-/// Clips `cell` by the seeds of the leaf `node`. Returns true when the walk must stop
+/// Clips `cell` by the seed of tree slot `s`. Returns true when the walk must stop
 /// (`result` is then `emptied` or `overflow`).
+template <class MemorySpace>
+KOKKOS_INLINE_FUNCTION bool clip_by_seed(Polygon& cell, CellSeed const& seed,
+                                         SeedTree<MemorySpace> const& tree, int s, double d2,
+                                         Seed const& other, ClipResult& result) {
+  double const dx = other.x - seed.x, dy = other.y - seed.y;
+  if (d2 == 0 && other.w == seed.w) {
+    // Duplicates: the lower index keeps the cell.
+    if (tree.index(s) < seed.index) {
+      cell.size = 0;
+      cell.max_radius2 = 0;
+      result = ClipResult::emptied;
+      return true;
+    }
+    return false;
+  }
+  if (!may_cut(d2, seed.w, other.w, cell.max_radius2))
+    return false;
+  ClipResult const r = cell.clip(dx, dy, (d2 + (seed.w - other.w)) / 2, tree.index(s));
+  if (r == ClipResult::emptied || r == ClipResult::overflow) {
+    result = r;
+    return true;
+  }
+  if (r == ClipResult::clipped)
+    result = r;
+  return false;
+}
+
+/// Clips `cell` by the seeds of the leaf `node`, except the tree slots in [skip_begin,
+/// skip_end) (already done). Returns true when the walk must stop.
 template <class MemorySpace>
 KOKKOS_INLINE_FUNCTION bool clip_by_leaf(Polygon& cell, CellSeed const& seed,
                                          SeedTree<MemorySpace> const& tree, int node,
-                                         ClipResult& result) {
+                                         int skip_begin, int skip_end, ClipResult& result) {
   int const begin = tree.node_begin(node, tree.depth);
   int const end = tree.node_begin(node + 1, tree.depth);
   for (int s = begin; s < end; ++s) {
-    if (s == seed.tree_slot)
+    if (s == seed.tree_slot || (s >= skip_begin && s < skip_end))
       continue;
     Seed const other = tree.seeds(s);
     double const dx = other.x - seed.x, dy = other.y - seed.y;
-    double const d2 = dx * dx + dy * dy;
-    if (d2 == 0 && other.w == seed.w) {
-      // Duplicates: the lower index keeps the cell.
-      if (tree.index(s) < seed.index) {
-        cell.size = 0;
-        cell.max_radius2 = 0;
-        result = ClipResult::emptied;
-        return true;
-      }
-      continue;
-    }
-    if (!may_cut(d2, seed.w, other.w, cell.max_radius2))
-      continue;
-    ClipResult r = cell.clip(dx, dy, (d2 + (seed.w - other.w)) / 2, tree.index(s));
-    if (r == ClipResult::emptied || r == ClipResult::overflow) {
-      result = r;
+    if (clip_by_seed(cell, seed, tree, s, dx * dx + dy * dy, other, result))
       return true;
-    }
-    if (r == ClipResult::clipped)
-      result = r;
   }
   return false;
 }
 
-/// Depth-first walk of the subtree of `root`, nearest child first (used when the best-first
-/// queue is full). Returns true when the walk must stop.
+/// Depth-first walk of the subtree of `root`, nearest child first, pruned by the stopping
+/// rule with the cell as it is when a node is reached. Returns true when the walk must stop.
 template <class MemorySpace>
 KOKKOS_INLINE_FUNCTION bool clip_by_subtree(Polygon& cell, CellSeed const& seed,
                                             SeedTree<MemorySpace> const& tree, int root,
-                                            double root_d2, ClipResult& result) {
+                                            int skip_begin, int skip_end, ClipResult& result) {
   constexpr int max_stack = 64; // ≥ tree depth + 2
   int stack_node[max_stack];
   double stack_d2[max_stack];
   int sp = 0;
   stack_node[sp] = root;
-  stack_d2[sp++] = root_d2;
+  stack_d2[sp++] = box_distance2(tree.nodes(root), seed.x, seed.y);
   int const first_leaf = tree.first_leaf();
   while (sp > 0) {
     --sp;
@@ -96,7 +107,7 @@ KOKKOS_INLINE_FUNCTION bool clip_by_subtree(Polygon& cell, CellSeed const& seed,
     if (!node_may_cut(stack_d2[sp], seed.w, tree.nodes(node).wmax, cell.max_radius2))
       continue;
     if (node >= first_leaf) {
-      if (clip_by_leaf(cell, seed, tree, node, result))
+      if (clip_by_leaf(cell, seed, tree, node, skip_begin, skip_end, result))
         return true;
       continue;
     }
@@ -112,86 +123,58 @@ KOKKOS_INLINE_FUNCTION bool clip_by_subtree(Polygon& cell, CellSeed const& seed,
   return false;
 }
 
-/// Clips `cell` by every seed of `tree` that can cut it. Nodes are visited best first
-/// (nearest box first, from a small binary heap), so the cell shrinks early and the stopping
-/// rule prunes most of the tree. Returns `emptied`, `overflow`, `clipped` or `unchanged`.
+/// Clips `cell` by every seed of `tree` that can cut it. Returns `emptied`, `overflow`,
+/// `clipped` or `unchanged`.
+///
+/// When the seed is in the tree, its neighbours along the Hilbert curve (the tree order) come
+/// first, nearest first, so that the cell is nearly final before any node is tested; then the
+/// siblings of the nodes on the path from its leaf to the root, nearest levels first, each
+/// walked depth first and pruned by the stopping rule. Otherwise the whole tree is walked
+/// depth first from the root.
 template <class MemorySpace>
 KOKKOS_INLINE_FUNCTION ClipResult clip_by_tree(Polygon& cell, CellSeed const& seed,
                                                SeedTree<MemorySpace> const& tree) {
   ClipResult result = ClipResult::unchanged;
   if (tree.size == 0)
     return result;
-  constexpr int heap_capacity = 96;
-  int heap_node[heap_capacity];
-  double heap_d2[heap_capacity];
-  int heap_size = 0;
-  auto push = [&](int node, double d2) {
-    int i = heap_size++;
-    while (i > 0) {
-      int parent = (i - 1) / 2;
-      if (heap_d2[parent] <= d2)
-        break;
-      heap_node[i] = heap_node[parent];
-      heap_d2[i] = heap_d2[parent];
-      i = parent;
+  if (seed.tree_slot < 0) {
+    clip_by_subtree(cell, seed, tree, 1, 0, 0, result);
+    return result;
+  }
+  // The Hilbert window, sorted by distance (insertion sort: it is small).
+  constexpr int half_window = 8;
+  int const window_begin = loom::compat::max(0, seed.tree_slot - half_window);
+  int const window_end = loom::compat::min(tree.size, seed.tree_slot + half_window + 1);
+  double near_d2[2 * half_window];
+  int near_slot[2 * half_window];
+  int nb_near = 0;
+  for (int s = window_begin; s < window_end; ++s) {
+    if (s == seed.tree_slot)
+      continue;
+    Seed const other = tree.seeds(s);
+    double const dx = other.x - seed.x, dy = other.y - seed.y;
+    double const d2 = dx * dx + dy * dy;
+    int k = nb_near++;
+    while (k > 0 && near_d2[k - 1] > d2) {
+      near_d2[k] = near_d2[k - 1];
+      near_slot[k] = near_slot[k - 1];
+      --k;
     }
-    heap_node[i] = node;
-    heap_d2[i] = d2;
-  };
-  int const first_leaf = tree.first_leaf();
-  // The seed's own leaf first: its seeds are near, so the cell is small from the start and
-  // the stopping rule prunes most nodes as soon as they are seen.
-  int own_leaf = -1;
-  if (seed.tree_slot >= 0) {
-    own_leaf = 1;
-    for (int level = 0; level < tree.depth; ++level)
-      own_leaf = 2 * own_leaf + (seed.tree_slot >= tree.node_begin(2 * own_leaf + 1, level + 1));
-    if (clip_by_leaf(cell, seed, tree, own_leaf, result))
+    near_d2[k] = d2;
+    near_slot[k] = s;
+  }
+  for (int k = 0; k < nb_near; ++k)
+    if (clip_by_seed(cell, seed, tree, near_slot[k], near_d2[k], tree.seeds(near_slot[k]), result))
       return result;
-  }
-  push(1, box_distance2(tree.nodes(1), seed.x, seed.y));
-  while (heap_size > 0) {
-    int const node = heap_node[0];
-    double const node_d2 = heap_d2[0];
-    // Pop: sift the last entry down from the top.
-    --heap_size;
-    int const last_node = heap_node[heap_size];
-    double const last_d2 = heap_d2[heap_size];
-    int i = 0;
-    while (true) {
-      int child = 2 * i + 1;
-      if (child >= heap_size)
-        break;
-      if (child + 1 < heap_size && heap_d2[child + 1] < heap_d2[child])
-        ++child;
-      if (heap_d2[child] >= last_d2)
-        break;
-      heap_node[i] = heap_node[child];
-      heap_d2[i] = heap_d2[child];
-      i = child;
-    }
-    heap_node[i] = last_node;
-    heap_d2[i] = last_d2;
-
-    // The cell may have shrunk since the node was queued.
-    if (!node_may_cut(node_d2, seed.w, tree.nodes(node).wmax, cell.max_radius2))
-      continue;
-    if (node >= first_leaf) {
-      if (node != own_leaf && clip_by_leaf(cell, seed, tree, node, result))
-        return result;
-      continue;
-    }
-    for (int child = 2 * node; child <= 2 * node + 1; ++child) {
-      TreeNode const box = tree.nodes(child);
-      double const d2 = box_distance2(box, seed.x, seed.y);
-      if (!node_may_cut(d2, seed.w, box.wmax, cell.max_radius2) || child == own_leaf)
-        continue;
-      if (heap_size < heap_capacity)
-        push(child, d2);
-      else if (clip_by_subtree(cell, seed, tree, child, d2, result))
-        return result;
-    }
-  }
+  // The rest, from the seed's leaf up.
+  int node = 1;
+  for (int level = 0; level < tree.depth; ++level)
+    node = 2 * node + (seed.tree_slot >= tree.node_begin(2 * node + 1, level + 1));
+  if (clip_by_leaf(cell, seed, tree, node, window_begin, window_end, result))
+    return result;
+  for (; node > 1; node /= 2)
+    if (clip_by_subtree(cell, seed, tree, node ^ 1, window_begin, window_end, result))
+      return result;
   return result;
 }
 

@@ -1,0 +1,209 @@
+#pragma once
+/// @file
+/// loom::distribute: sends rows to ranks, with memory and traffic that follow the rows
+/// actually sent (no [size, capacity] padding), for bulk data such as seeds or cells.
+
+#include <loom/detail/segments.hpp>
+#include <loom/kokkos_compat.hpp>
+#include <loom/ranks.hpp>
+
+#include <Kokkos_Core.hpp>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace loom {
+
+/// Rows received by this process's local ranks: local rank l holds rows
+/// [offsets[l], offsets[l+1]), ordered by source process, then by their order there.
+template <class T, class MemorySpace>
+struct Distributed {
+  Kokkos::View<T**, Kokkos::LayoutRight, MemorySpace> rows;
+  std::vector<std::int64_t> offsets;
+};
+
+namespace detail {
+
+// Rows are processed in chunks, each scanned serially by one thread (a stable counting sort
+// without atomics): histogram per chunk, scan over chunks, placement.
+template <class Dest, class Hist>
+struct DistributeCount {
+  Dest dest;
+  Hist hist; // [chunks, size]
+  std::int64_t n, chunk;
+  KOKKOS_FUNCTION void operator()(std::int64_t c) const {
+    std::int64_t const end = (c + 1) * chunk < n ? (c + 1) * chunk : n;
+    for (std::int64_t i = c * chunk; i < end; ++i)
+      if (dest(i) >= 0)
+        ++hist(c, dest(i));
+  }
+};
+
+template <class Hist, class Totals>
+struct DistributeScan {
+  Hist hist;
+  Totals totals; // [size]
+  std::int64_t chunks;
+  KOKKOS_FUNCTION void operator()(int d) const {
+    std::int64_t running = 0;
+    for (std::int64_t c = 0; c < chunks; ++c) {
+      std::int64_t const t = hist(c, d);
+      hist(c, d) = running;
+      running += t;
+    }
+    totals(d) = running;
+  }
+};
+
+template <class Dest, class Hist, class Starts, class In, class Out>
+struct DistributePlace {
+  Dest dest;
+  Hist hist;
+  Starts starts; // [size] first sorted row of each destination
+  In in;
+  Out out;
+  std::int64_t n, chunk, cols;
+  KOKKOS_FUNCTION void operator()(std::int64_t c) const {
+    std::int64_t const end = (c + 1) * chunk < n ? (c + 1) * chunk : n;
+    for (std::int64_t i = c * chunk; i < end; ++i) {
+      int const d = dest(i);
+      if (d < 0)
+        continue;
+      std::int64_t const to = starts(d) + hist(c, d)++;
+      for (std::int64_t k = 0; k < cols; ++k)
+        out(to, k) = in(i, k);
+    }
+  }
+};
+
+} // namespace detail
+
+/// Sends row i of `rows` ([n, cols], this process's rows) to global rank `dest(i)` (-1: drop
+/// it). Collective over the processes of `ranks`; a destination outside [-1, size) on any
+/// process makes every process throw the same loom::Error. Rows between local ranks of one
+/// process never go through MPI. Deterministic: the order of the result depends only on the
+/// inputs.
+template <class ExecSpace, class T, class DestView>
+Distributed<T, typename ExecSpace::memory_space>
+distribute(ExecSpace const& space, Ranks const& ranks, DestView const& dest,
+           Kokkos::View<T**, Kokkos::LayoutRight, typename ExecSpace::memory_space> const& rows) {
+  using MemSpace = typename ExecSpace::memory_space;
+  using Policy = Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>;
+  static_assert(Kokkos::SpaceAccessibility<ExecSpace, typename DestView::memory_space>::accessible,
+                "loom::distribute: dest must be accessible from the execution space");
+  compat::ScopedRegion region("loom::distribute");
+  std::int64_t const n = static_cast<std::int64_t>(rows.extent(0));
+  std::int64_t const cols = static_cast<std::int64_t>(rows.extent(1));
+  int const size = ranks.size();
+  int const local = ranks.local_count();
+  int const processes = ranks.process_count();
+
+  int bad = 0;
+  Kokkos::parallel_reduce(
+      "loom::distribute::check", Policy(space, 0, n),
+      KOKKOS_LAMBDA(std::int64_t i, int& b) { b += dest(i) < -1 || dest(i) >= size; }, bad);
+  ranks.agree(bad == 0 && static_cast<std::int64_t>(dest.extent(0)) == n,
+              "loom::distribute: " + std::to_string(bad) +
+                  " rows have a destination outside [-1, " + std::to_string(size) +
+                  ") or dest and rows differ in length");
+
+  // Stable counting sort by destination rank.
+  int const threads = compat::concurrency(space);
+  std::int64_t const chunk =
+      compat::max<std::int64_t>(256, n / (4 * static_cast<std::int64_t>(threads)) + 1);
+  std::int64_t const chunks = (n + chunk - 1) / chunk;
+  Kokkos::View<std::int64_t**, Kokkos::LayoutRight, MemSpace> hist(
+      Kokkos::view_alloc(space, "loom::distribute::histogram"), chunks, size);
+  Kokkos::View<std::int64_t*, MemSpace> totals(
+      Kokkos::view_alloc(space, "loom::distribute::totals"), size);
+  Kokkos::parallel_for("loom::distribute::count", Policy(space, 0, chunks),
+                       detail::DistributeCount<DestView, decltype(hist)>{dest, hist, n, chunk});
+  Kokkos::parallel_for("loom::distribute::scan", Kokkos::RangePolicy<ExecSpace>(space, 0, size),
+                       detail::DistributeScan<decltype(hist), decltype(totals)>{hist, totals, chunks});
+  auto totals_host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), totals);
+  std::vector<std::int64_t> starts(size + 1, 0);
+  for (int d = 0; d < size; ++d)
+    starts[d + 1] = starts[d] + totals_host(d);
+  Kokkos::View<std::int64_t*, MemSpace> starts_view(
+      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "loom::distribute::starts"), size);
+  Kokkos::deep_copy(space, starts_view,
+                    Kokkos::View<std::int64_t*, Kokkos::HostSpace,
+                                 Kokkos::MemoryTraits<Kokkos::Unmanaged>>(starts.data(), size));
+  using RowsView = Kokkos::View<T**, Kokkos::LayoutRight, MemSpace>;
+  RowsView sorted(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "loom::distribute::sorted"),
+                  starts[size], cols);
+  Kokkos::parallel_for("loom::distribute::place", Policy(space, 0, chunks),
+                       detail::DistributePlace<DestView, decltype(hist), decltype(starts_view),
+                                               RowsView, RowsView>{dest, hist, starts_view, rows,
+                                                                   sorted, n, chunk, cols});
+  space.fence();
+
+  Distributed<T, MemSpace> result;
+  int const first = ranks.first_local();
+  if (processes == 1) { // every destination is a local rank: sorted is the answer
+    result.rows = sorted;
+    result.offsets.assign(starts.begin(), starts.begin() + local + 1);
+    return result;
+  }
+
+  // Rows per (destination process, its local rank), then the rows themselves.
+  std::vector<std::int64_t> send_rank_counts(size), recv_rank_counts(size);
+  for (int d = 0; d < size; ++d)
+    send_rank_counts[d] = totals_host(d);
+  ranks.alltoall_bytes(send_rank_counts.data(), recv_rank_counts.data(),
+                       local * sizeof(std::int64_t));
+  std::vector<std::int64_t> send_counts(processes), recv_counts(processes);
+  for (int p = 0; p < processes; ++p) {
+    send_counts[p] = recv_counts[p] = 0;
+    for (int l = 0; l < local; ++l) {
+      send_counts[p] += send_rank_counts[p * local + l];
+      recv_counts[p] += recv_rank_counts[p * local + l];
+    }
+  }
+  std::int64_t received = 0;
+  for (auto c : recv_counts)
+    received += c;
+  RowsView incoming(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "loom::distribute::incoming"),
+                    received, cols);
+#ifdef LOOM_ENABLE_GPU_AWARE_MPI
+  ranks.alltoallv_bytes(sorted.data(), send_counts, incoming.data(), recv_counts, cols * sizeof(T));
+#else
+  auto sorted_host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), sorted);
+  auto incoming_host = compat::host_mirror_no_init(incoming);
+  ranks.alltoallv_bytes(sorted_host.data(), send_counts, incoming_host.data(), recv_counts,
+                        cols * sizeof(T));
+  Kokkos::deep_copy(space, incoming, incoming_host);
+#endif
+  (void)first;
+  // Regroup: local rank l gets, for each source process p in order, p's rows for l.
+  result.offsets.assign(local + 1, 0);
+  for (int l = 0; l < local; ++l) {
+    result.offsets[l + 1] = result.offsets[l];
+    for (int p = 0; p < processes; ++p)
+      result.offsets[l + 1] += recv_rank_counts[p * local + l];
+  }
+  if (local == 1) {
+    result.rows = incoming;
+    return result;
+  }
+  result.rows = RowsView(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "loom::distribute::rows"),
+                         received, cols);
+  std::int64_t from = 0;
+  std::vector<std::int64_t> cursor(result.offsets.begin(), result.offsets.end() - 1);
+  for (int p = 0; p < processes; ++p)
+    for (int l = 0; l < local; ++l) {
+      std::int64_t const count = recv_rank_counts[p * local + l];
+      if (count) {
+        auto src = Kokkos::subview(incoming, Kokkos::make_pair(from, from + count), Kokkos::ALL);
+        auto dst = Kokkos::subview(result.rows, Kokkos::make_pair(cursor[l], cursor[l] + count),
+                                   Kokkos::ALL);
+        Kokkos::deep_copy(space, dst, src);
+      }
+      from += count;
+      cursor[l] += count;
+    }
+  return result;
+}
+
+} // namespace loom

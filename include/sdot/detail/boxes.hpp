@@ -1,0 +1,232 @@
+#pragma once
+// The boxes of the distributed diagram: the seeds are split into one box per rank by
+// recursive bisection along the longer side of each box, at the (weighted) median, for any
+// number of ranks. The medians are found by a distributed radix selection on
+// (coordinate, global index), so that no process ever holds more than its own seeds, and
+// ties (lattices) are split deterministically.
+
+#include <loom/ranks.hpp>
+
+#include <sdot/detail/seed_tree.hpp>
+
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+namespace sdot::detail {
+
+/// Order-preserving map of a double to an unsigned integer.
+KOKKOS_INLINE_FUNCTION std::uint64_t ordered_bits(double value) {
+  std::uint64_t bits;
+  std::memcpy(&bits, &value, sizeof bits);
+  return (bits >> 63) ? ~bits : bits | (std::uint64_t(1) << 63);
+}
+
+/// Sum over the processes, element-wise, in process order (the same on every process).
+template <class T>
+void sum_over_processes(loom::Ranks const& ranks, std::vector<T>& values) {
+  if (ranks.process_count() == 1)
+    return;
+  auto all = ranks.allgather(values);
+  std::size_t const n = values.size();
+  for (std::size_t k = 0; k < n; ++k) {
+    T s = 0;
+    for (int p = 0; p < ranks.process_count(); ++p)
+      s += all[p * n + k];
+    values[k] = s;
+  }
+}
+
+struct BisectionNode {
+  int rank_begin, rank_end; // ranks [begin, end) share this box
+};
+
+/// The global rank of the box of each of this process's seeds (gid(i) = first_gid + i).
+template <class ExecutionSpace, class MemorySpace>
+Kokkos::View<int*, MemorySpace> bisect_into_boxes(ExecutionSpace const& space, loom::Ranks const& ranks,
+                                                  Kokkos::View<double const* [2], MemorySpace> positions,
+                                                  std::int64_t first_gid, std::int64_t total) {
+  using Policy = Kokkos::RangePolicy<ExecutionSpace>;
+  loom::compat::ScopedRegion region("sdot::bisect_into_boxes");
+  int const n = static_cast<int>(positions.extent(0));
+  Kokkos::View<int*, MemorySpace> box(Kokkos::view_alloc(space, "sdot::boxes::rank"), n);
+  Kokkos::View<int*, MemorySpace> node_of(Kokkos::view_alloc(space, "sdot::boxes::node"), n);
+  std::vector<BisectionNode> nodes;
+  if (ranks.size() > 1)
+    nodes.push_back({0, ranks.size()});
+  else
+    return box; // one rank: every seed in box 0
+  int gid_bytes = 1;
+  while (gid_bytes < 8 && (total >> (8 * gid_bytes)) > 0)
+    ++gid_bytes;
+
+  while (!nodes.empty()) {
+    int const nb_nodes = static_cast<int>(nodes.size());
+    // Count and bounding box of each node.
+    Kokkos::View<double**, Kokkos::LayoutRight, MemorySpace> bounds(
+        Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::boxes::bounds"), nb_nodes, 4);
+    Kokkos::View<std::int64_t*, MemorySpace> counts(Kokkos::view_alloc(space, "sdot::boxes::counts"),
+                                                    nb_nodes);
+    double const inf = loom::compat::infinity<double>();
+    Kokkos::parallel_for(
+        "sdot::boxes::init_bounds", Policy(space, 0, nb_nodes), KOKKOS_LAMBDA(int k) {
+          bounds(k, 0) = inf;
+          bounds(k, 1) = inf;
+          bounds(k, 2) = -inf;
+          bounds(k, 3) = -inf;
+        });
+    Kokkos::parallel_for(
+        "sdot::boxes::bounds", Policy(space, 0, n), KOKKOS_LAMBDA(int i) {
+          int const k = node_of(i);
+          if (k < 0)
+            return;
+          Kokkos::atomic_add(&counts(k), std::int64_t(1));
+          loom::compat::atomic_min(&bounds(k, 0), positions(i, 0));
+          loom::compat::atomic_min(&bounds(k, 1), positions(i, 1));
+          loom::compat::atomic_max(&bounds(k, 2), positions(i, 0));
+          loom::compat::atomic_max(&bounds(k, 3), positions(i, 1));
+        });
+    auto bounds_host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), bounds);
+    auto counts_host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), counts);
+    std::vector<double> lows(2 * nb_nodes), highs(2 * nb_nodes);
+    std::vector<std::int64_t> node_counts(nb_nodes);
+    for (int k = 0; k < nb_nodes; ++k) {
+      lows[2 * k] = -bounds_host(k, 0); // max of -x = -min x
+      lows[2 * k + 1] = -bounds_host(k, 1);
+      highs[2 * k] = bounds_host(k, 2);
+      highs[2 * k + 1] = bounds_host(k, 3);
+      node_counts[k] = counts_host(k);
+    }
+    if (ranks.process_count() > 1) {
+      auto all_lows = ranks.allgather(lows), all_highs = ranks.allgather(highs);
+      for (int p = 0; p < ranks.process_count(); ++p)
+        for (int k = 0; k < 2 * nb_nodes; ++k) {
+          lows[k] = std::max(lows[k], all_lows[p * 2 * nb_nodes + k]);
+          highs[k] = std::max(highs[k], all_highs[p * 2 * nb_nodes + k]);
+        }
+    }
+    sum_over_processes(ranks, node_counts);
+    // Axis and number of seeds that go left, per node.
+    std::vector<int> axis(nb_nodes);
+    std::vector<std::int64_t> target(nb_nodes); // rank (0-based) of the first seed going right
+    for (int k = 0; k < nb_nodes; ++k) {
+      double const width = highs[2 * k] + lows[2 * k], height = highs[2 * k + 1] + lows[2 * k + 1];
+      axis[k] = width >= height ? 0 : 1;
+      std::int64_t const parts = nodes[k].rank_end - nodes[k].rank_begin;
+      target[k] = node_counts[k] * (parts / 2) / parts;
+    }
+    Kokkos::View<int*, MemorySpace> axis_view(Kokkos::view_alloc(space, "sdot::boxes::axis"), nb_nodes);
+    Kokkos::deep_copy(space, axis_view,
+                      Kokkos::View<int*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(
+                          axis.data(), nb_nodes));
+
+    // Radix selection, one byte per pass, first on the coordinate, then on the global index
+    // among seeds with the selected coordinate.
+    std::vector<std::uint64_t> prefix(2 * nb_nodes, 0), mask(2 * nb_nodes, 0);
+    Kokkos::View<std::uint64_t**, Kokkos::LayoutRight, MemorySpace> selection(
+        Kokkos::view_alloc(space, "sdot::boxes::selection"), nb_nodes, 4); // prefix1 mask1 prefix2 mask2
+    Kokkos::View<std::int64_t**, Kokkos::LayoutRight, MemorySpace> histogram(
+        Kokkos::view_alloc(space, "sdot::boxes::histogram"), nb_nodes, 256);
+    auto upload_selection = [&]() {
+      auto h = Kokkos::create_mirror_view(selection);
+      for (int k = 0; k < nb_nodes; ++k) {
+        h(k, 0) = prefix[2 * k];
+        h(k, 1) = mask[2 * k];
+        h(k, 2) = prefix[2 * k + 1];
+        h(k, 3) = mask[2 * k + 1];
+      }
+      Kokkos::deep_copy(space, selection, h);
+    };
+    for (int stage = 0; stage < 2; ++stage) {
+      int const bytes = stage == 0 ? 8 : gid_bytes;
+      for (int b = bytes - 1; b >= 0; --b) {
+        int const shift = 8 * b;
+        upload_selection();
+        Kokkos::deep_copy(space, histogram, 0);
+        Kokkos::parallel_for(
+            "sdot::boxes::digit_histogram", Policy(space, 0, n), KOKKOS_LAMBDA(int i) {
+              int const k = node_of(i);
+              if (k < 0)
+                return;
+              std::uint64_t const key1 = ordered_bits(positions(i, axis_view(k)));
+              if ((key1 & selection(k, 1)) != selection(k, 0))
+                return;
+              std::uint64_t key = key1;
+              if (stage == 1) {
+                if (key1 != selection(k, 0)) // the coordinate is fully selected in stage 1
+                  return;
+                key = static_cast<std::uint64_t>(first_gid + i);
+                if ((key & selection(k, 3)) != selection(k, 2))
+                  return;
+              }
+              Kokkos::atomic_add(&histogram(k, (key >> shift) & 255), std::int64_t(1));
+            });
+        auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), histogram);
+        std::vector<std::int64_t> sums(std::size_t(nb_nodes) * 256);
+        for (int k = 0; k < nb_nodes; ++k)
+          for (int d = 0; d < 256; ++d)
+            sums[k * 256 + d] = h(k, d);
+        sum_over_processes(ranks, sums);
+        for (int k = 0; k < nb_nodes; ++k) {
+          std::int64_t in_node = 0;
+          for (int d = 0; d < 256; ++d)
+            in_node += sums[k * 256 + d];
+          if (in_node == 0)
+            continue; // empty node, or nothing left to select
+          int d = 0;
+          while (d < 255 && target[k] >= sums[k * 256 + d]) {
+            target[k] -= sums[k * 256 + d];
+            ++d;
+          }
+          prefix[2 * k + stage] |= std::uint64_t(d) << shift;
+          mask[2 * k + stage] |= std::uint64_t(255) << shift;
+        }
+      }
+    }
+    upload_selection();
+
+    // Children: left [begin, begin + parts/2), right the rest; boxes of one rank are done.
+    std::vector<BisectionNode> next;
+    std::vector<int> child_index(2 * nb_nodes, -1), child_rank(2 * nb_nodes);
+    for (int k = 0; k < nb_nodes; ++k) {
+      int const begin = nodes[k].rank_begin, end = nodes[k].rank_end, mid = begin + (end - begin) / 2;
+      BisectionNode const children[2] = {{begin, mid}, {mid, end}};
+      for (int c = 0; c < 2; ++c) {
+        child_rank[2 * k + c] = children[c].rank_begin;
+        if (children[c].rank_end - children[c].rank_begin > 1) {
+          child_index[2 * k + c] = static_cast<int>(next.size());
+          next.push_back(children[c]);
+        }
+      }
+    }
+    Kokkos::View<int**, Kokkos::LayoutRight, MemorySpace> children(
+        Kokkos::view_alloc(space, "sdot::boxes::children"), nb_nodes, 4);
+    {
+      auto h = Kokkos::create_mirror_view(children);
+      for (int k = 0; k < nb_nodes; ++k)
+        for (int c = 0; c < 2; ++c) {
+          h(k, c) = child_index[2 * k + c];
+          h(k, 2 + c) = child_rank[2 * k + c];
+        }
+      Kokkos::deep_copy(space, children, h);
+    }
+    Kokkos::parallel_for(
+        "sdot::boxes::assign", Policy(space, 0, n), KOKKOS_LAMBDA(int i) {
+          int const k = node_of(i);
+          if (k < 0)
+            return;
+          std::uint64_t const key1 = ordered_bits(positions(i, axis_view(k)));
+          std::uint64_t const gid = static_cast<std::uint64_t>(first_gid + i);
+          bool const left = key1 < selection(k, 0) || (key1 == selection(k, 0) && gid < selection(k, 2));
+          int const c = left ? 0 : 1;
+          node_of(i) = children(k, c);
+          if (children(k, c) < 0)
+            box(i) = children(k, 2 + c);
+        });
+    nodes.swap(next);
+  }
+  space.fence();
+  return box;
+}
+
+} // namespace sdot::detail

@@ -1,0 +1,92 @@
+#pragma once
+// Jacobi-preconditioned conjugate gradient on a matrix whose rows are spread over processes
+// (columns in extended numbering, see Halo), with Kokkos-Kernels SpMV and BLAS-1.
+
+#include <sdot/detail/halo.hpp>
+
+#include <KokkosBlas1_axpby.hpp>
+#include <KokkosBlas1_dot.hpp>
+#include <KokkosBlas1_mult.hpp>
+#include <KokkosSparse_spmv.hpp>
+#include <Kokkos_Core.hpp>
+
+#include <cmath>
+
+namespace sdot::detail {
+
+struct ConjugateGradientResult {
+  int iterations = 0;
+  double relative_residual = 0; ///< |r| / |b| at the end (Euclidean norms, global)
+  bool converged = false;
+};
+
+/// Collective: solves A x = b by conjugate gradient preconditioned by diag(A)^{-1}, from
+/// x = 0, until |b − A x| ≤ tolerance |b| or `max_iterations`.
+///
+/// A must be symmetric positive semi-definite with b in its range (for the Jacobian of the
+/// measures: b orthogonal to the constants); x then has an arbitrary constant part.
+/// `matrix` holds this process's rows, columns in extended numbering (own rows, then the
+/// halo's); x and b hold this process's rows. Dot products are sums of per-process partials
+/// added in process order (identical bits on every process).
+template <class ExecutionSpace, class Matrix, class Diagonal, class Rhs, class Solution>
+ConjugateGradientResult
+conjugate_gradient(ExecutionSpace const& space, loom::Ranks const& ranks, Matrix const& matrix,
+                   Halo<ExecutionSpace> const& halo, Diagonal const& diagonal, Rhs const& b,
+                   Solution const& x, double tolerance, int max_iterations) {
+  using memory_space = typename ExecutionSpace::memory_space;
+  using Vector = Kokkos::View<double*, Kokkos::LayoutLeft, memory_space>;
+  using Policy = Kokkos::RangePolicy<ExecutionSpace>;
+  loom::compat::ScopedRegion region("sdot::conjugate_gradient");
+  int const n = static_cast<int>(b.extent(0));
+  auto alloc = [&](char const* label, int size) {
+    return Vector(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, label), size);
+  };
+  Vector r = alloc("sdot::cg::r", n), z = alloc("sdot::cg::z", n), q = alloc("sdot::cg::q", n);
+  Vector inverse_diagonal = alloc("sdot::cg::inverse_diagonal", n);
+  Vector p_extended = alloc("sdot::cg::p", n + halo.size());
+  auto p = Kokkos::subview(p_extended, std::make_pair(0, n));
+  Kokkos::parallel_for(
+      "sdot::cg::start", Policy(space, 0, n), KOKKOS_LAMBDA(int i) {
+        r(i) = b(i);
+        x(i) = 0;
+        double const d = diagonal(i);
+        inverse_diagonal(i) = d > 0 ? 1 / d : 1;
+        z(i) = inverse_diagonal(i) * r(i);
+        p(i) = z(i);
+      });
+  space.fence();
+
+  ConjugateGradientResult result;
+  auto const start = global_sums<2>(ranks, {KokkosBlas::dot(r, r), KokkosBlas::dot(r, z)});
+  double const b_norm = std::sqrt(start[0]);
+  double rz = start[1];
+  if (b_norm == 0) {
+    result.converged = true;
+    return result;
+  }
+  result.relative_residual = 1;
+  while (result.iterations < max_iterations) {
+    halo.update(space, p_extended);
+    KokkosSparse::spmv("N", 1.0, matrix, p_extended, 0.0, q);
+    double const pq = global_sum(ranks, KokkosBlas::dot(p, q));
+    ++result.iterations;
+    if (!(pq > 0))
+      break; // p in the kernel (or rounding past it): nothing more to gain
+    double const alpha = rz / pq;
+    KokkosBlas::axpby(alpha, p, 1.0, x);
+    KokkosBlas::axpby(-alpha, q, 1.0, r);
+    KokkosBlas::mult(0.0, z, 1.0, inverse_diagonal, r);
+    auto const sums = global_sums<2>(ranks, {KokkosBlas::dot(r, r), KokkosBlas::dot(r, z)});
+    result.relative_residual = std::sqrt(sums[0]) / b_norm;
+    if (result.relative_residual <= tolerance) {
+      result.converged = true;
+      break;
+    }
+    double const beta = sums[1] / rz;
+    rz = sums[1];
+    KokkosBlas::axpby(1.0, z, beta, p);
+  }
+  return result;
+}
+
+} // namespace sdot::detail

@@ -1,0 +1,579 @@
+#pragma once
+// The distributed power diagram: travelling cells.
+//
+// The seeds are split into one box per rank (boxes.hpp). Each rank builds the cells of its
+// seeds from the whole domain, cut by its own seeds. A cell that the seeds of another rank
+// could still cut travels there (its seed, its vertices with their edge labels and the
+// ranks it visited, in a message of at most msg_capacity vertices), is cut further there, and
+// so on; a cell never returns to a rank it visited. When no cell travels any more, each
+// measure goes back to its seed's process. No seed is copied between ranks for the cells.
+
+#include <loom/capacity.hpp>
+#include <loom/detail/segments.hpp>
+#include <loom/distribute.hpp>
+#include <loom/ranks.hpp>
+#include <loom/spmd.hpp>
+
+#include <sdot/detail/boxes.hpp>
+#include <sdot/detail/cell_kernel.hpp>
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace sdot::detail {
+
+/// Trees of the local ranks, stored one after the other.
+template <class MemorySpace>
+struct Forest {
+  Kokkos::View<Seed*, MemorySpace> seeds;   ///< tree order, local rank after local rank
+  Kokkos::View<int*, MemorySpace> gids;     ///< global index of each seed
+  Kokkos::View<TreeNode*, MemorySpace> nodes;
+  Kokkos::View<int*, MemorySpace> seed_first; ///< [L+1]
+  Kokkos::View<int*, MemorySpace> node_first; ///< [L]
+  Kokkos::View<int*, MemorySpace> depth;      ///< [L]
+  int local_count = 0;
+
+  /// The tree of local rank l (views into the forest; usable in kernels).
+  KOKKOS_INLINE_FUNCTION SeedTree<MemorySpace> tree(int l) const {
+    SeedTree<MemorySpace> t;
+    t.seeds = Kokkos::subview(seeds, Kokkos::make_pair(seed_first(l), seed_first(l + 1)));
+    t.index = Kokkos::subview(gids, Kokkos::make_pair(seed_first(l), seed_first(l + 1)));
+    t.nodes = Kokkos::subview(nodes, Kokkos::make_pair(node_first(l), node_first(l) + (2 << depth(l))));
+    t.size = seed_first(l + 1) - seed_first(l);
+    t.depth = depth(l);
+    return t;
+  }
+};
+
+/// Layout of a travelling cell's message (a row of doubles).
+struct MessageLayout {
+  int capacity; // msg_capacity
+  enum : int { gid = 0, x, y, w, nb_vertices, nb_visited, header };
+  KOKKOS_INLINE_FUNCTION int vertex(int k) const { return header + 3 * k; }
+  KOKKOS_INLINE_FUNCTION int visited(int k) const { return header + 3 * capacity + k; }
+  KOKKOS_INLINE_FUNCTION int cols() const { return header + 4 * capacity; }
+};
+
+/// Final result of a cell, sent to its seed's process.
+enum : int { result_gid = 0, result_area, result_cx, result_cy, result_cols };
+
+template <class MemorySpace>
+struct TravelStatistics {
+  int rounds = 0;
+  long travelled_cells = 0; ///< messages sent (a cell that travels twice counts twice)
+  long bytes_sent = 0;      ///< message and result bytes that left their rank
+  int reruns = 0;
+  int msg_capacity = 0, inbox_capacity = 0;
+};
+
+/// One step of the cells of a round: each item (a seed of a local rank at round 0, a received
+/// message later) is cut by the seeds of its local rank, then either finished (its result
+/// row is written) or sent on to the nearest rank that may still cut it.
+template <class MemorySpace, int InlineCapacity>
+struct TravelStep {
+  Forest<MemorySpace> forest;
+  Kokkos::View<double const* [2], MemorySpace> domain_vertices;
+  Kokkos::View<int const*, MemorySpace> domain_labels;
+  Kokkos::View<TreeNode const*, MemorySpace> rank_boxes; ///< [size]: every rank's box
+  int first_rank;                                        ///< global rank of local rank 0
+  bool from_messages;                                    ///< items are messages, not seeds
+  Kokkos::View<double const**, Kokkos::LayoutRight, MemorySpace> inbox;
+  Kokkos::View<int const*, MemorySpace> inbox_first; ///< [L+1]
+  MessageLayout layout;
+  // Workspace (InlineCapacity == 0): rows of 2 * capacity vertices per item.
+  Kokkos::View<double**, Kokkos::LayoutRight, MemorySpace> work_x, work_y;
+  Kokkos::View<int**, Kokkos::LayoutRight, MemorySpace> work_labels;
+  int capacity;
+  // Pass 1 outputs, per item: the next rank (-1: finished) and the result row.
+  Kokkos::View<int*, MemorySpace> next_rank;
+  Kokkos::View<double**, Kokkos::LayoutRight, MemorySpace> results;
+  Kokkos::View<int*, MemorySpace> overflow; ///< per item: vertices needed beyond capacity, or 0
+  // Pass 2 (packing), when `outbox` is allocated: travellers(k) is the item of message k.
+  Kokkos::View<int const*, MemorySpace> travellers;
+  Kokkos::View<double**, Kokkos::LayoutRight, MemorySpace> outbox;
+
+  KOKKOS_FUNCTION void operator()(int k) const {
+    int const item = outbox.extent(0) ? travellers(k) : k;
+    if constexpr (InlineCapacity > 0) {
+      double x[2][InlineCapacity], y[2][InlineCapacity];
+      int l[2][InlineCapacity];
+      Polygon cell{{{x[0], y[0], l[0]}, {x[1], y[1], l[1]}}, 0, 0, InlineCapacity, 0};
+      step(cell, item, k);
+    } else {
+      Polygon cell{{{&work_x(k, 0), &work_y(k, 0), &work_labels(k, 0)},
+                    {&work_x(k, capacity), &work_y(k, capacity), &work_labels(k, capacity)}},
+                   0,
+                   0,
+                   capacity,
+                   0};
+      step(cell, item, k);
+    }
+  }
+
+  KOKKOS_FUNCTION void step(Polygon& cell, int item, int k) const {
+    int l;
+    CellSeed seed;
+    if (from_messages) {
+      l = loom::detail::segment_of(inbox_first, forest.local_count, item);
+      seed = CellSeed{inbox(item, MessageLayout::x), inbox(item, MessageLayout::y),
+                      inbox(item, MessageLayout::w), static_cast<int>(inbox(item, MessageLayout::gid)), -1};
+      cell.size = 0;
+      cell.max_radius2 = 0;
+      int const nv = static_cast<int>(inbox(item, MessageLayout::nb_vertices));
+      for (int v = 0; v < nv; ++v)
+        cell.push(inbox(item, layout.vertex(v)), inbox(item, layout.vertex(v) + 1),
+                  static_cast<int>(inbox(item, layout.vertex(v) + 2)));
+    } else {
+      l = loom::detail::segment_of(forest.seed_first, forest.local_count, item);
+      Seed const s = forest.seeds(item);
+      seed = CellSeed{s.x, s.y, s.w, forest.gids(item), item - forest.seed_first(l)};
+      start_from_domain(cell, s.x, s.y, domain_vertices, domain_labels);
+    }
+    int const rank = first_rank + l;
+    ClipResult const r = clip_by_tree(cell, seed, forest.tree(l));
+    if (!outbox.extent(0)) {
+      overflow(item) = r == ClipResult::overflow ? 2 * capacity : 0;
+      next_rank(item) = -1;
+      results(item, result_gid) = seed.index;
+      if (r == ClipResult::overflow)
+        return;
+    }
+    // The nearest rank, not visited yet, whose seeds may cut the cell.
+    int best = -1;
+    double best_d2 = 0;
+    if (r != ClipResult::emptied) {
+      int const nb_visited = from_messages ? static_cast<int>(inbox(item, MessageLayout::nb_visited)) : 0;
+      int const size = static_cast<int>(rank_boxes.extent(0));
+      for (int other = 0; other < size; ++other) {
+        if (other == rank)
+          continue;
+        TreeNode const box = rank_boxes(other);
+        double const d2 = box_distance2(box, seed.x, seed.y);
+        if (best >= 0 && d2 >= best_d2)
+          continue;
+        if (!node_may_cut(d2, seed.w, box.wmax, cell.max_radius2))
+          continue;
+        bool visited = false;
+        for (int v = 0; v < nb_visited && !visited; ++v)
+          visited = static_cast<int>(inbox(item, layout.visited(v))) == other;
+        if (visited)
+          continue;
+        best = other;
+        best_d2 = d2;
+      }
+    }
+    if (!outbox.extent(0)) {
+      next_rank(item) = best;
+      if (best < 0) {
+        double area = 0, mx = 0, my = 0;
+        if (r != ClipResult::emptied)
+          cell.integrals(area, mx, my);
+        results(item, result_area) = area;
+        results(item, result_cx) = area > 0 ? seed.x + mx / area : seed.x;
+        results(item, result_cy) = area > 0 ? seed.y + my / area : seed.y;
+      } else {
+        int const nb_visited = from_messages ? static_cast<int>(inbox(item, MessageLayout::nb_visited)) : 0;
+        int const needed = cell.size > nb_visited + 1 ? cell.size : nb_visited + 1;
+        overflow(item) = needed > layout.capacity ? needed : 0;
+      }
+      return;
+    }
+    // Pack the message (its size was checked in the first pass).
+    outbox(k, MessageLayout::gid) = seed.index;
+    outbox(k, MessageLayout::x) = seed.x;
+    outbox(k, MessageLayout::y) = seed.y;
+    outbox(k, MessageLayout::w) = seed.w;
+    outbox(k, MessageLayout::nb_vertices) = cell.size;
+    for (int v = 0; v < cell.size; ++v) {
+      outbox(k, layout.vertex(v)) = cell.x(v);
+      outbox(k, layout.vertex(v) + 1) = cell.y(v);
+      outbox(k, layout.vertex(v) + 2) = cell.label(v);
+    }
+    int nb_visited = 0;
+    if (from_messages) {
+      nb_visited = static_cast<int>(inbox(item, MessageLayout::nb_visited));
+      for (int v = 0; v < nb_visited; ++v)
+        outbox(k, layout.visited(v)) = inbox(item, layout.visited(v));
+    }
+    outbox(k, layout.visited(nb_visited)) = rank;
+    outbox(k, MessageLayout::nb_visited) = nb_visited + 1;
+  }
+};
+
+/// Per-process outputs of the distributed computation, in this process's input order.
+template <class MemorySpace>
+struct DistributedOutputs {
+  Kokkos::View<double*, MemorySpace> measures;
+  Kokkos::View<double* [2], MemorySpace> centroids;
+};
+
+/// The distributed computation of this process's part of the diagram (collective).
+template <class ExecutionSpace>
+class TravellingCells {
+public:
+  using memory_space = typename ExecutionSpace::memory_space;
+  using Policy = Kokkos::RangePolicy<ExecutionSpace>;
+  using Rows = Kokkos::View<double**, Kokkos::LayoutRight, memory_space>;
+
+  TravellingCells(ExecutionSpace const& space, loom::Ranks ranks,
+                  Kokkos::View<double const* [2], memory_space> positions,
+                  Kokkos::View<double const*, memory_space> weights,
+                  Kokkos::View<double const* [2], memory_space> domain_vertices,
+                  Kokkos::View<int const*, memory_space> domain_labels, int leaf_size,
+                  int msg_capacity, int inbox_capacity)
+      : space_(space), ranks_(std::move(ranks)), positions_(positions), weights_(weights),
+        domain_vertices_(domain_vertices), domain_labels_(domain_labels), leaf_size_(leaf_size),
+        msg_capacity_(msg_capacity), inbox_capacity_(inbox_capacity) {}
+
+  /// Measures and centroids of this process's seeds; `seconds` gets one entry per phase.
+  DistributedOutputs<memory_space> run(std::map<std::string, double>& seconds) {
+    loom::compat::ScopedRegion region("sdot::travelling_cells");
+    Kokkos::Timer phase;
+    int const n = static_cast<int>(positions_.extent(0));
+    // Global numbering: this process's seeds follow those of the processes before it.
+    std::vector<std::int64_t> block_sizes = ranks_.allgather(std::vector<std::int64_t>{n});
+    process_first_.assign(ranks_.process_count() + 1, 0);
+    for (int p = 0; p < ranks_.process_count(); ++p)
+      process_first_[p + 1] = process_first_[p] + block_sizes[p];
+    std::int64_t const first_gid = process_first_[ranks_.process_rank()];
+    std::int64_t const total = process_first_.back();
+    if (total >= (std::int64_t(1) << 31) - 1)
+      throw std::invalid_argument("sdot: more than 2^31 - 2 seeds are not supported yet");
+
+    build_boxes_and_trees(first_gid, total);
+    space_.fence();
+    seconds["boxes"] = phase.seconds();
+    phase.reset();
+
+    auto program = [this](loom::Ranks const&) { return travel(); };
+    auto runner = loom::spmd(program, ranks_);
+    Rows results = runner();
+    statistics_.reruns = runner.last_reruns();
+    statistics_.msg_capacity = msg_capacity_.value();
+    statistics_.inbox_capacity = inbox_capacity_.value();
+    space_.fence();
+    seconds["cells"] = phase.seconds();
+    phase.reset();
+
+    DistributedOutputs<memory_space> out = send_results_home(results, first_gid, n);
+    space_.fence();
+    seconds["results"] = phase.seconds();
+    return out;
+  }
+
+  TravelStatistics<memory_space> const& statistics() const { return statistics_; }
+  loom::Capacity const& msg_capacity() const { return msg_capacity_; }
+
+private:
+  void build_boxes_and_trees(std::int64_t first_gid, std::int64_t total) {
+    int const n = static_cast<int>(positions_.extent(0));
+    auto box = bisect_into_boxes(space_, ranks_, positions_, first_gid, total);
+    // Seeds move to the rank of their box: x, y, w, global index.
+    Rows rows(Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::travel::seed_rows"), n, 4);
+    auto positions = positions_;
+    auto weights = weights_;
+    Kokkos::parallel_for(
+        "sdot::travel::pack_seeds", Policy(space_, 0, n), KOKKOS_LAMBDA(int i) {
+          rows(i, 0) = positions(i, 0);
+          rows(i, 1) = positions(i, 1);
+          rows(i, 2) = weights(i);
+          rows(i, 3) = static_cast<double>(first_gid + i);
+        });
+    auto mine = loom::distribute(space_, ranks_, box, rows);
+    bytes_sent_seeds_ = 0;
+
+    // One tree per local rank, stored one after the other.
+    int const local = ranks_.local_count();
+    forest_.local_count = local;
+    std::vector<int> seed_first(local + 1), node_first(local), depth(local);
+    std::vector<SeedTree<memory_space>> trees(local);
+    int nodes_total = 0;
+    for (int l = 0; l < local; ++l) {
+      int const begin = static_cast<int>(mine.offsets[l]), count = static_cast<int>(mine.offsets[l + 1] - begin);
+      Kokkos::View<double* [2], memory_space> p(
+          Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::travel::box_positions"), count);
+      Kokkos::View<double*, memory_space> w(
+          Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::travel::box_weights"), count);
+      auto r = mine.rows;
+      Kokkos::parallel_for(
+          "sdot::travel::unpack_seeds", Policy(space_, 0, count), KOKKOS_LAMBDA(int i) {
+            p(i, 0) = r(begin + i, 0);
+            p(i, 1) = r(begin + i, 1);
+            w(i) = r(begin + i, 2);
+          });
+      trees[l] = build_seed_tree(space_, Kokkos::View<double const* [2], memory_space>(p),
+                                 Kokkos::View<double const*, memory_space>(w), leaf_size_);
+      seed_first[l] = begin;
+      node_first[l] = nodes_total;
+      depth[l] = trees[l].depth;
+      nodes_total += 2 << trees[l].depth;
+    }
+    seed_first[local] = static_cast<int>(mine.offsets[local]);
+    forest_.seeds = Kokkos::View<Seed*, memory_space>(
+        Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::travel::forest_seeds"), seed_first[local]);
+    forest_.gids = Kokkos::View<int*, memory_space>(
+        Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::travel::forest_gids"), seed_first[local]);
+    forest_.nodes = Kokkos::View<TreeNode*, memory_space>(
+        Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::travel::forest_nodes"), nodes_total);
+    std::vector<TreeNode> boxes_local(local);
+    for (int l = 0; l < local; ++l) {
+      int const begin = seed_first[l], count = seed_first[l + 1] - begin;
+      Kokkos::deep_copy(space_, Kokkos::subview(forest_.seeds, Kokkos::make_pair(begin, begin + count)),
+                        trees[l].seeds);
+      auto gids = forest_.gids;
+      auto index = trees[l].index;
+      auto r = mine.rows;
+      Kokkos::parallel_for(
+          "sdot::travel::forest_gids", Policy(space_, 0, count),
+          KOKKOS_LAMBDA(int t) { gids(begin + t) = static_cast<int>(r(begin + index(t), 3)); });
+      Kokkos::deep_copy(space_,
+                        Kokkos::subview(forest_.nodes, Kokkos::make_pair(node_first[l], node_first[l] + (2 << depth[l]))),
+                        trees[l].nodes);
+      double const inf = loom::compat::infinity<double>();
+      boxes_local[l] = TreeNode{inf, inf, -inf, -inf, -inf};
+      if (count > 0) {
+        auto root = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), Kokkos::subview(trees[l].nodes, 1));
+        boxes_local[l] = root();
+      }
+    }
+    forest_.seed_first = to_device("sdot::travel::seed_first", seed_first);
+    forest_.node_first = to_device("sdot::travel::node_first", node_first);
+    forest_.depth = to_device("sdot::travel::depth", depth);
+    // Every rank's box, on every process.
+    auto all_boxes = ranks_.allgather(boxes_local);
+    rank_boxes_ = to_device("sdot::travel::rank_boxes", all_boxes);
+  }
+
+  template <class T>
+  Kokkos::View<T*, memory_space> to_device(std::string const& label, std::vector<T> const& v) {
+    Kokkos::View<T*, memory_space> d(Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, label), v.size());
+    Kokkos::deep_copy(space_, d,
+                      Kokkos::View<T const*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(
+                          v.data(), v.size()));
+    space_.fence();
+    return d;
+  }
+
+  /// Kernel-local polygon capacity for a message capacity (≥ 2 × msg_capacity).
+  int polygon_capacity() const {
+    int c = 32;
+    while (c < 2 * msg_capacity_.value() || c < static_cast<int>(domain_vertices_.extent(0)) + 2)
+      c *= 2;
+    return c;
+  }
+
+  template <class Functor>
+  void launch(Functor functor, int count, char const* label) {
+    Kokkos::parallel_for(label, Policy(space_, 0, count), functor);
+  }
+
+  /// Runs one pass (decide, or pack when functor.outbox is set) over `count` work items.
+  void run_step(TravelStep<memory_space, 0> base, int count, char const* label) {
+    int const cap = polygon_capacity();
+    if (cap <= 64) {
+      auto copy = [&](auto functor) {
+        functor.forest = base.forest;
+        functor.domain_vertices = base.domain_vertices;
+        functor.domain_labels = base.domain_labels;
+        functor.rank_boxes = base.rank_boxes;
+        functor.first_rank = base.first_rank;
+        functor.from_messages = base.from_messages;
+        functor.inbox = base.inbox;
+        functor.inbox_first = base.inbox_first;
+        functor.layout = base.layout;
+        functor.capacity = cap;
+        functor.next_rank = base.next_rank;
+        functor.results = base.results;
+        functor.overflow = base.overflow;
+        functor.travellers = base.travellers;
+        functor.outbox = base.outbox;
+        launch(functor, count, label);
+      };
+      if (cap == 32)
+        copy(TravelStep<memory_space, 32>{});
+      else
+        copy(TravelStep<memory_space, 64>{});
+    } else {
+      base.capacity = cap;
+      base.work_x = Rows(Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::travel::work_x"), count, 2 * cap);
+      base.work_y = Rows(Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::travel::work_y"), count, 2 * cap);
+      base.work_labels = Kokkos::View<int**, Kokkos::LayoutRight, memory_space>(
+          Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::travel::work_labels"), count, 2 * cap);
+      launch(base, count, label);
+    }
+  }
+
+  /// The program of one run (one rank per local rank): rounds until no cell travels.
+  /// Returns the result rows of the cells that finished on this process's ranks.
+  Rows travel() {
+    MessageLayout const layout{msg_capacity_.value()};
+    int const local = ranks_.local_count();
+    int const size = ranks_.size();
+    TravelStep<memory_space, 0> step;
+    step.forest = forest_;
+    step.domain_vertices = domain_vertices_;
+    step.domain_labels = domain_labels_;
+    step.rank_boxes = rank_boxes_;
+    step.first_rank = ranks_.first_local();
+    step.layout = layout;
+    step.from_messages = false;
+    std::vector<Rows> finished;
+    std::int64_t finished_count = 0;
+    statistics_.rounds = 0;
+    statistics_.travelled_cells = 0;
+    statistics_.bytes_sent = bytes_sent_seeds_;
+    Rows inbox;
+    std::vector<std::int64_t> inbox_first;
+    int items = static_cast<int>(forest_.seeds.extent(0));
+    for (;;) {
+      step.next_rank = Kokkos::View<int*, memory_space>(
+          Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::travel::next_rank"), items);
+      step.results = Rows(Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::travel::results"),
+                          items, result_cols);
+      step.overflow = Kokkos::View<int*, memory_space>(
+          Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::travel::overflow"), items);
+      step.outbox = Rows();
+      step.travellers = Kokkos::View<int const*, memory_space>();
+      run_step(step, items, "sdot::travel::decide");
+
+      // Sizes found too small anywhere stop the run everywhere (spmd reruns it).
+      auto overflow = step.overflow;
+      auto next_rank = step.next_rank;
+      int needed_vertices = 0;
+      Kokkos::parallel_reduce(
+          "sdot::travel::needed_vertices", Policy(space_, 0, items),
+          KOKKOS_LAMBDA(int i, int& m) { m = overflow(i) > m ? overflow(i) : m; }, Kokkos::Max<int>(needed_vertices));
+      // Messages per (local rank, destination) this round.
+      Kokkos::View<int*, memory_space> per_pair(Kokkos::view_alloc(space_, "sdot::travel::per_pair"),
+                                                std::size_t(local) * size);
+      Kokkos::View<int const*, memory_space> item_first =
+          step.from_messages ? step.inbox_first : Kokkos::View<int const*, memory_space>(forest_.seed_first);
+      Kokkos::parallel_for(
+          "sdot::travel::count_pairs", Policy(space_, 0, items), KOKKOS_LAMBDA(int i) {
+            if (next_rank(i) >= 0) {
+              int const l = loom::detail::segment_of(item_first, local, i);
+              Kokkos::atomic_add(&per_pair(l * size + next_rank(i)), 1);
+            }
+          });
+      int most_per_pair = 0, travellers = 0;
+      Kokkos::parallel_reduce(
+          "sdot::travel::most_per_pair", Policy(space_, 0, local * size),
+          KOKKOS_LAMBDA(int k, int& m) { m = per_pair(k) > m ? per_pair(k) : m; }, Kokkos::Max<int>(most_per_pair));
+      Kokkos::parallel_reduce(
+          "sdot::travel::count_travellers", Policy(space_, 0, items),
+          KOKKOS_LAMBDA(int i, int& c) { c += next_rank(i) >= 0; }, travellers);
+      if (needed_vertices > 0)
+        msg_capacity_.report(needed_vertices);
+      if (most_per_pair > inbox_capacity_.value())
+        inbox_capacity_.report(most_per_pair);
+      if (ranks_.any(needed_vertices > 0 || most_per_pair > inbox_capacity_.value()))
+        return Rows();
+
+      // Finished cells: keep their result rows.
+      int done = items - travellers;
+      if (done > 0) {
+        Rows kept(Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::travel::finished"), done, result_cols);
+        auto results = step.results;
+        Kokkos::parallel_scan(
+            "sdot::travel::keep_finished", Policy(space_, 0, items), KOKKOS_LAMBDA(int i, int& k, bool final) {
+              if (next_rank(i) < 0) {
+                if (final)
+                  for (int c = 0; c < result_cols; ++c)
+                    kept(k, c) = results(i, c);
+                ++k;
+              }
+            });
+        finished.push_back(kept);
+        finished_count += done;
+      }
+      if (!ranks_.any(travellers > 0))
+        break;
+
+      // Travellers: pack their messages and send them on.
+      Kokkos::View<int*, memory_space> list(
+          Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::travel::travellers"), travellers);
+      Kokkos::View<int*, memory_space> dest(
+          Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::travel::destinations"), travellers);
+      Kokkos::parallel_scan(
+          "sdot::travel::list_travellers", Policy(space_, 0, items), KOKKOS_LAMBDA(int i, int& k, bool final) {
+            if (next_rank(i) >= 0) {
+              if (final) {
+                list(k) = i;
+                dest(k) = next_rank(i);
+              }
+              ++k;
+            }
+          });
+      step.travellers = list;
+      step.outbox = Rows(Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::travel::outbox"),
+                         travellers, layout.cols());
+      run_step(step, travellers, "sdot::travel::pack");
+      statistics_.travelled_cells += travellers;
+      statistics_.bytes_sent += static_cast<long>(travellers) * layout.cols() * sizeof(double);
+      auto received = loom::distribute(space_, ranks_, dest, step.outbox);
+      ++statistics_.rounds;
+
+      inbox = received.rows;
+      step.inbox = inbox;
+      step.inbox_first = to_device("sdot::travel::inbox_first", std::vector<int>(received.offsets.begin(), received.offsets.end()));
+      step.from_messages = true;
+      items = static_cast<int>(inbox.extent(0));
+    }
+    Rows all(Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::travel::all_finished"), finished_count,
+             result_cols);
+    std::int64_t at = 0;
+    for (auto const& part : finished) {
+      std::int64_t const c = part.extent(0);
+      Kokkos::deep_copy(space_, Kokkos::subview(all, Kokkos::make_pair(at, at + c), Kokkos::ALL), part);
+      at += c;
+    }
+    return all;
+  }
+
+  /// Each result goes to the process that holds its seed in its input block.
+  DistributedOutputs<memory_space> send_results_home(Rows const& results, std::int64_t first_gid, int n) {
+    int const count = static_cast<int>(results.extent(0));
+    auto process_first = to_device("sdot::travel::process_first", process_first_);
+    int const processes = ranks_.process_count(), local = ranks_.local_count();
+    Kokkos::View<int*, memory_space> dest(
+        Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::travel::home"), count);
+    Kokkos::parallel_for(
+        "sdot::travel::home_rank", Policy(space_, 0, count), KOKKOS_LAMBDA(int i) {
+          auto const gid = static_cast<std::int64_t>(results(i, result_gid));
+          dest(i) = loom::detail::segment_of(process_first, processes, gid) * local;
+        });
+    auto home = loom::distribute(space_, ranks_, dest, results);
+    statistics_.bytes_sent += static_cast<long>(count) * result_cols * sizeof(double);
+    DistributedOutputs<memory_space> out;
+    out.measures = Kokkos::View<double*, memory_space>(Kokkos::view_alloc(space_, "sdot::measures"), n);
+    out.centroids = Kokkos::View<double* [2], memory_space>(Kokkos::view_alloc(space_, "sdot::centroids"), n);
+    auto measures = out.measures;
+    auto centroids = out.centroids;
+    auto rows = home.rows;
+    Kokkos::parallel_for(
+        "sdot::travel::scatter_results", Policy(space_, 0, static_cast<int>(rows.extent(0))), KOKKOS_LAMBDA(int i) {
+          auto const k = static_cast<std::int64_t>(rows(i, result_gid)) - first_gid;
+          measures(k) = rows(i, result_area);
+          centroids(k, 0) = rows(i, result_cx);
+          centroids(k, 1) = rows(i, result_cy);
+        });
+    return out;
+  }
+
+  ExecutionSpace space_;
+  loom::Ranks ranks_;
+  Kokkos::View<double const* [2], memory_space> positions_;
+  Kokkos::View<double const*, memory_space> weights_;
+  Kokkos::View<double const* [2], memory_space> domain_vertices_;
+  Kokkos::View<int const*, memory_space> domain_labels_;
+  int leaf_size_;
+  loom::Capacity msg_capacity_, inbox_capacity_;
+  Forest<memory_space> forest_;
+  Kokkos::View<TreeNode*, memory_space> rank_boxes_;
+  std::vector<std::int64_t> process_first_;
+  long bytes_sent_seeds_ = 0;
+  TravelStatistics<memory_space> statistics_;
+};
+
+} // namespace sdot::detail

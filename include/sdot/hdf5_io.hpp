@@ -1,0 +1,199 @@
+#pragma once
+/// @file
+/// sdot::hdf5: parallel HDF5 input and output of row blocks (each process reads and writes
+/// its own rows of a dataset, with collective MPI-IO), for the command-line programs and any
+/// program that reads or writes seeds, weights and measures.
+///
+/// Available when sdot is built with SDOT_ENABLE_HDF5 (a parallel HDF5 is needed).
+///
+/// Every dataset is float64, of shape [N] or [N, C], read and written by blocks of rows.
+/// Errors are collective: every process of the communicator throws the same loom::Error
+/// (`collective()` is true), whose message names the file, the dataset and the problem, so
+/// no process is left waiting in a collective call. The objects hold a duplicate of the
+/// communicator they are given, never the caller's own.
+
+#include <loom/detail/segments.hpp>
+#include <loom/error.hpp>
+#include <loom/ranks.hpp>
+
+#include <Kokkos_Core.hpp>
+#include <mpi.h>
+
+#include <cstdint>
+#include <exception>
+#include <memory>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+namespace sdot::hdf5 {
+
+/// Rows [first, first + count) of a dataset.
+struct RowBlock {
+  std::int64_t first = 0;
+  std::int64_t count = 0;
+};
+
+/// Block of `part` when `rows` rows are split evenly into `parts` blocks in order: the
+/// first rows % parts blocks get one row more (blocks are empty when rows < parts).
+RowBlock even_block(std::int64_t rows, int parts, int part);
+
+/// A block of a float64 dataset of shape [N], on the host.
+using HostVector = Kokkos::View<double*, Kokkos::LayoutRight, Kokkos::HostSpace>;
+/// A block of a float64 dataset of shape [N, 2] (one point per row), on the host.
+using HostPoints = Kokkos::View<double* [2], Kokkos::LayoutRight, Kokkos::HostSpace>;
+
+/// Shape of a dataset: `rows` and, for a dataset of rank 2, `columns` (0 for rank 1).
+struct DatasetShape {
+  std::int64_t rows = 0;
+  int columns = 0;
+};
+
+/// An HDF5 file opened read-only by every process of a communicator.
+class InputFile {
+public:
+  /// Collective over `comm` (which is duplicated): opens `path` read-only with MPI-IO.
+  /// @throws loom::Error (collective) when the file cannot be read or is not an HDF5 file.
+  InputFile(MPI_Comm comm, std::string const& path);
+  /// Collective: closes the file.
+  ~InputFile();
+  InputFile(InputFile const&) = delete;
+  InputFile& operator=(InputFile const&) = delete;
+
+  std::string const& path() const;
+  /// Rank of this process in the communicator, and number of processes.
+  int process_rank() const;
+  int process_count() const;
+
+  /// Collective: the shape of a float64 dataset of rank 1 or 2.
+  /// @throws loom::Error (collective) naming the dataset when it is missing, not float64
+  /// (with the type found), or of another rank.
+  DatasetShape shape(std::string const& dataset) const;
+  /// Collective: the number of rows of `dataset`, checked to be float64 of shape [N]
+  /// (`columns` = 0) or [N, columns].
+  /// @throws loom::Error (collective) naming the dataset and the shape or type found.
+  std::int64_t rows(std::string const& dataset, int columns) const;
+  /// This process's block of `rows` rows split evenly over the processes (see even_block).
+  RowBlock even_block(std::int64_t rows) const;
+
+  /// Collective: rows `block` of a float64 dataset of shape [N] (each process its own block;
+  /// blocks may overlap or be empty).
+  /// @throws loom::Error (collective) naming the dataset when its type or shape is wrong or
+  /// the block is out of [0, N) on some process.
+  HostVector read_vector(std::string const& dataset, RowBlock block) const;
+  /// Collective: rows `block` of a float64 dataset of shape [N, 2] (see read_vector).
+  HostPoints read_points(std::string const& dataset, RowBlock block) const;
+
+private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+/// An HDF5 file written by every process of a communicator, atomically: the datasets go to
+/// a temporary file next to the destination, `<path>.tmp-<pid of process 0>`, which
+/// commit() renames to `path` once every process succeeded. Until then `path` is untouched
+/// (an existing file stays as it was); discard(), or destroying the object before commit(),
+/// removes the temporary.
+class OutputFile {
+public:
+  /// Collective over `comm` (which is duplicated): creates the temporary file (truncating
+  /// one with the same name).
+  /// @throws loom::Error (collective) when it cannot be created.
+  OutputFile(MPI_Comm comm, std::string const& path);
+  /// Collective unless commit() or discard() was called: closes and removes the temporary.
+  /// Never throws.
+  ~OutputFile();
+  OutputFile(OutputFile const&) = delete;
+  OutputFile& operator=(OutputFile const&) = delete;
+
+  /// The destination.
+  std::string const& path() const;
+  /// The temporary file written until commit().
+  std::string const& temporary_path() const;
+  int process_rank() const;
+  int process_count() const;
+
+  /// Collective: writes the float64 dataset `dataset` of shape [N]: the blocks of the
+  /// processes, in process order, make its rows (N is the sum of their sizes; any split,
+  /// empty blocks included).
+  /// @throws loom::Error (collective) naming the dataset when it cannot be written (e.g. it
+  /// was already written).
+  void write(std::string const& dataset, HostVector const& block);
+  /// Collective: writes the float64 dataset `dataset` of shape [N, 2] (see above).
+  void write(std::string const& dataset, HostPoints const& block);
+
+  /// Collective: closes the temporary and renames it to path(), after every process
+  /// succeeded. Afterwards nothing else may be written.
+  /// @throws loom::Error (collective) when closing or renaming failed (the temporary is
+  /// removed then, and path() is untouched).
+  void commit();
+  /// Collective: closes and removes the temporary; path() is untouched. Never throws.
+  void discard() noexcept;
+
+private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+/// Runs `step()` on every process of `ranks`, then agrees on the outcome (collective): when
+/// it threw on some process, every process throws the same collective loom::Error (the
+/// message of the lowest failing process, see loom::Ranks::agree). A collective loom::Error
+/// thrown by `step` itself (so by every process) is rethrown as it is. Call it around local
+/// work that may fail on some processes only, before the next collective call.
+template <class Step>
+void agreed(loom::Ranks const& ranks, Step&& step) {
+  bool ok = true;
+  std::string problem;
+  try {
+    step();
+  } catch (loom::Error const& e) {
+    if (e.collective())
+      throw;
+    ok = false;
+    problem = e.what();
+  } catch (std::exception const& e) {
+    ok = false;
+    problem = *e.what() ? e.what() : "unknown error";
+  }
+  ranks.agree(ok, problem);
+}
+
+/// A LayoutRight host copy of a rank-1 or rank-2 View of double (any memory space and
+/// layout): HostVector, HostPoints, or Kokkos::View<double**, LayoutRight, HostSpace>.
+template <class View>
+auto to_host(View const& view) {
+  static_assert(Kokkos::is_view<View>::value && (View::rank == 1 || View::rank == 2),
+                "sdot::hdf5::to_host: a rank-1 or rank-2 View");
+  using HostOut = Kokkos::View<typename View::traits::non_const_data_type, Kokkos::LayoutRight,
+                               Kokkos::HostSpace>;
+  auto mirror = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), view);
+  if constexpr (std::is_same<typename decltype(mirror)::array_layout,
+                             Kokkos::LayoutRight>::value) {
+    return HostOut(mirror);
+  } else {
+    auto out = loom::detail::make_rows_view<HostOut>(view.label(), view.extent(0),
+                                                     loom::detail::cols_of(view),
+                                                     Kokkos::WithoutInitializing);
+    Kokkos::deep_copy(out, mirror); // host to host, between layouts
+    return out;
+  }
+}
+
+/// A copy of a host block (any layout) in a new View of type `View` in the memory space of
+/// `space` (e.g. the positions or weights a PowerDiagram takes), labelled `label`.
+template <class View, class ExecutionSpace, class HostView>
+View to_space(ExecutionSpace const& space, HostView const& host, std::string const& label) {
+  static_assert(Kokkos::SpaceAccessibility<Kokkos::HostSpace,
+                                           typename HostView::memory_space>::accessible,
+                "sdot::hdf5::to_space: the source must be a host View");
+  static_assert(View::rank == HostView::rank, "sdot::hdf5::to_space: ranks differ");
+  auto out = loom::detail::make_rows_view<View>(label, host.extent(0), loom::detail::cols_of(host),
+                                                space, Kokkos::WithoutInitializing);
+  auto mirror = Kokkos::create_mirror_view(out); // out itself when the host can access it
+  Kokkos::deep_copy(mirror, host);               // host to host, between layouts
+  Kokkos::deep_copy(space, out, mirror);
+  space.fence(); // `mirror` may go away
+  return out;
+}
+
+} // namespace sdot::hdf5

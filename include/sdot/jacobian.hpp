@@ -1,0 +1,272 @@
+#pragma once
+/// @file
+/// The Jacobian of the cells' measures with respect to the weights, as a Kokkos-Kernels
+/// sparse matrix holding this process's rows.
+
+#ifndef SDOT_ENABLE_KOKKOS_KERNELS
+#error "sdot/jacobian.hpp needs Kokkos-Kernels: configure sdot with SDOT_ENABLE_KOKKOS_KERNELS=ON"
+#endif
+
+#include <sdot/detail/halo.hpp>
+#include <sdot/power_diagram.hpp>
+
+#include <KokkosSparse_CrsMatrix.hpp>
+#include <Kokkos_Core.hpp>
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+
+namespace sdot {
+
+/// Sparse matrix type of the Jacobians: double values, int column indices and row offsets.
+template <class ExecutionSpace>
+using SparseMatrix =
+    KokkosSparse::CrsMatrix<double, int,
+                            Kokkos::Device<ExecutionSpace, typename ExecutionSpace::memory_space>,
+                            void, int>;
+
+/// The Jacobian ∂m_i/∂w_j of the measures of this process's cells, i in its block of seeds.
+///
+/// For neighbours i ≠ j sharing an edge e_ij, ∂m_i/∂w_j = −|e_ij| / (2 |x_i − x_j|), and
+/// ∂m_i/∂w_i = −Σ_{j≠i} ∂m_i/∂w_j: rows add up to zero, the matrix is symmetric (up to
+/// rounding), positive semi-definite, and constants are in its kernel. Edges on the domain's
+/// boundary, edges of zero length and coincident seeds add nothing.
+///
+/// Two forms share the values: global() with columns in global seed numbering (what users
+/// see), and extended() with columns in this process's extended numbering (own seeds first,
+/// then the halo()'s rows, owned by other processes), which Kokkos-Kernels' SpMV applies to
+/// extended vectors.
+template <class ExecutionSpace>
+struct MeasureJacobian {
+  using matrix_type = SparseMatrix<ExecutionSpace>;
+  using memory_space = typename ExecutionSpace::memory_space;
+
+  /// Rows: this process's seeds (in their order); columns: global seed numbers, sorted
+  /// within each row; ncols = global number of seeds.
+  matrix_type global;
+  /// The same entries with extended column numbers; ncols = local + halo rows.
+  matrix_type extended;
+  /// Diagonal entries, one per row.
+  Kokkos::View<double*, memory_space> diagonal;
+  /// The rows of other processes that the columns reference.
+  detail::Halo<ExecutionSpace> halo;
+  /// Seeds of every process.
+  detail::RowBlocks blocks;
+};
+
+namespace detail {
+
+/// One entry of a row before sorting and merging.
+struct JacobianEntry {
+  int column;   // global
+  int extended; // extended numbering
+  double value;
+};
+
+template <class ExecutionSpace, class Polygons>
+void count_jacobian_entries(ExecutionSpace const& space, Polygons const& polygons,
+                            Kokkos::View<int*, typename ExecutionSpace::memory_space> counts) {
+  auto offsets = polygons.offsets;
+  auto vertices = polygons.vertices;
+  auto sources = polygons.edge_sources;
+  int const n = static_cast<int>(counts.extent(0));
+  Kokkos::parallel_for(
+      "sdot::jacobian::count", Kokkos::RangePolicy<ExecutionSpace>(space, 0, n),
+      KOKKOS_LAMBDA(int i) {
+        int const b = offsets(i), e = offsets(i + 1);
+        int c = 1; // the diagonal
+        for (int k = b; k < e; ++k) {
+          int const next = k + 1 < e ? k + 1 : b;
+          double const dx = vertices(next, 0) - vertices(k, 0);
+          double const dy = vertices(next, 1) - vertices(k, 1);
+          if (sources(k) >= 0 && dx * dx + dy * dy > 0)
+            ++c;
+        }
+        counts(i) = c;
+      });
+}
+
+template <class ExecutionSpace, class Counts, class Offsets>
+int exclusive_scan(ExecutionSpace const& space, char const* label, Counts const& counts,
+                   Offsets const& offsets) {
+  int const n = static_cast<int>(counts.extent(0));
+  int total = 0;
+  Kokkos::parallel_scan(
+      label, Kokkos::RangePolicy<ExecutionSpace>(space, 0, n + 1),
+      KOKKOS_LAMBDA(int i, int& partial, bool final) {
+        if (final)
+          offsets(i) = partial;
+        if (i < n)
+          partial += counts(i);
+      },
+      total);
+  return total;
+}
+
+} // namespace detail
+
+/// Collective: assembles the Jacobian of the measures of this process's cells.
+///
+/// @param ranks the processes (one process: loom::Ranks{} or any one-process Ranks)
+/// @param first_row global number of this process's first seed; the processes' blocks must
+///        follow each other in process order
+/// @param global_size number of seeds over all processes
+/// @param positions this process's seeds [n, 2]
+/// @param polygons this process's cells (PowerDiagram::cell_polygons()): edge sources in
+///        global seed numbering
+template <class ExecutionSpace>
+MeasureJacobian<ExecutionSpace> measure_jacobian(
+    ExecutionSpace const& space, loom::Ranks const& ranks,
+    Kokkos::View<double const* [2], typename ExecutionSpace::memory_space> positions,
+    CellPolygons<typename ExecutionSpace::memory_space> const& polygons) {
+  using memory_space = typename ExecutionSpace::memory_space;
+  using Policy = Kokkos::RangePolicy<ExecutionSpace>;
+  loom::compat::ScopedRegion region("sdot::measure_jacobian");
+  int const n = static_cast<int>(positions.extent(0));
+  if (static_cast<int>(polygons.offsets.extent(0)) != n + 1)
+    throw std::invalid_argument("sdot::measure_jacobian: " + std::to_string(n) +
+                                " positions but " +
+                                std::to_string(int(polygons.offsets.extent(0)) - 1) + " cells");
+  MeasureJacobian<ExecutionSpace> jacobian;
+  jacobian.blocks = detail::RowBlocks::gather(ranks, n);
+  int const first = static_cast<int>(jacobian.blocks.begin());
+  int const global_size = static_cast<int>(jacobian.blocks.global_size());
+
+  // 1. Entries per row (diagonal + edges shared with seeds), 2. their offsets.
+  Kokkos::View<int*, memory_space> counts(
+      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::jacobian::counts"), n);
+  detail::count_jacobian_entries(space, polygons, counts);
+  Kokkos::View<int*, memory_space> raw_offsets(
+      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::jacobian::raw_offsets"),
+      n + 1);
+  int const raw_total =
+      detail::exclusive_scan(space, "sdot::jacobian::raw_offsets", counts, raw_offsets);
+
+  // 3. Raw entries: global column and edge length (the diagonal first, length 0).
+  Kokkos::View<int*, memory_space> raw_columns(
+      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::jacobian::raw_columns"),
+      raw_total);
+  Kokkos::View<double*, memory_space> raw_lengths(
+      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::jacobian::raw_lengths"),
+      raw_total);
+  {
+    auto offsets = polygons.offsets;
+    auto vertices = polygons.vertices;
+    auto sources = polygons.edge_sources;
+    Kokkos::parallel_for(
+        "sdot::jacobian::edges", Policy(space, 0, n), KOKKOS_LAMBDA(int i) {
+          int const b = offsets(i), e = offsets(i + 1);
+          int r = raw_offsets(i);
+          raw_columns(r) = first + i;
+          raw_lengths(r) = 0;
+          ++r;
+          for (int k = b; k < e; ++k) {
+            int const next = k + 1 < e ? k + 1 : b;
+            double const dx = vertices(next, 0) - vertices(k, 0);
+            double const dy = vertices(next, 1) - vertices(k, 1);
+            if (sources(k) >= 0 && dx * dx + dy * dy > 0) {
+              raw_columns(r) = sources(k);
+              raw_lengths(r) = loom::compat::sqrt(dx * dx + dy * dy);
+              ++r;
+            }
+          }
+        });
+  }
+
+  // 4. The halo: neighbours' positions held by other processes.
+  Kokkos::View<int*, memory_space> raw_extended(
+      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::jacobian::raw_extended"),
+      raw_total);
+  jacobian.halo = detail::Halo<ExecutionSpace>(space, ranks, jacobian.blocks, raw_columns,
+                                               raw_extended);
+  int const extended_size = n + jacobian.halo.size();
+  Kokkos::View<double* [2], memory_space> x(
+      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::jacobian::positions"),
+      extended_size);
+  Kokkos::deep_copy(space, Kokkos::subview(x, std::make_pair(0, n), Kokkos::ALL), positions);
+  jacobian.halo.update(space, x);
+
+  // 5. Per row: sort by global column (insertion sort, rows are short), merge repeats, and
+  // count the distinct entries.
+  Kokkos::View<detail::JacobianEntry*, memory_space> raw(
+      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::jacobian::raw"), raw_total);
+  Kokkos::parallel_for(
+      "sdot::jacobian::sort_rows", Policy(space, 0, n), KOKKOS_LAMBDA(int i) {
+        int const b = raw_offsets(i), e = raw_offsets(i + 1);
+        for (int r = b; r < e; ++r) {
+          int const j = raw_extended(r);
+          double const dx = x(j, 0) - x(i, 0), dy = x(j, 1) - x(i, 1);
+          double const distance = loom::compat::sqrt(dx * dx + dy * dy);
+          double const value = distance > 0 ? -raw_lengths(r) / (2 * distance) : 0.0;
+          detail::JacobianEntry entry{raw_columns(r), j, value};
+          int s = r;
+          while (s > b && raw(s - 1).column > entry.column) {
+            raw(s) = raw(s - 1);
+            --s;
+          }
+          raw(s) = entry;
+        }
+        int distinct = 0;
+        for (int r = b; r < e; ++r)
+          if (r == b || raw(r).column != raw(r - 1).column)
+            ++distinct;
+        counts(i) = distinct;
+      });
+  Kokkos::View<int*, memory_space> row_map(
+      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::jacobian::row_map"), n + 1);
+  int const nnz = detail::exclusive_scan(space, "sdot::jacobian::row_map", counts, row_map);
+
+  // 6. Merged entries; the diagonal is minus the sum of the others, in column order.
+  Kokkos::View<int*, memory_space> global_columns(
+      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::jacobian::global_columns"),
+      nnz);
+  Kokkos::View<int*, memory_space> extended_columns(
+      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::jacobian::extended_columns"),
+      nnz);
+  Kokkos::View<double*, memory_space> values(
+      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::jacobian::values"), nnz);
+  jacobian.diagonal = Kokkos::View<double*, memory_space>(
+      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::jacobian::diagonal"), n);
+  auto diagonal = jacobian.diagonal;
+  Kokkos::parallel_for(
+      "sdot::jacobian::merge", Policy(space, 0, n), KOKKOS_LAMBDA(int i) {
+        int const b = raw_offsets(i), e = raw_offsets(i + 1);
+        int out = row_map(i) - 1, diagonal_entry = -1;
+        double off_diagonal_sum = 0;
+        for (int r = b; r < e; ++r) {
+          if (r == b || raw(r).column != raw(r - 1).column) {
+            ++out;
+            global_columns(out) = raw(r).column;
+            extended_columns(out) = raw(r).extended;
+            values(out) = 0;
+            if (raw(r).column == first + i)
+              diagonal_entry = out;
+          }
+          if (raw(r).column != first + i) {
+            values(out) += raw(r).value;
+            off_diagonal_sum += raw(r).value;
+          }
+        }
+        values(diagonal_entry) = -off_diagonal_sum;
+        diagonal(i) = -off_diagonal_sum;
+      });
+  space.fence();
+  jacobian.global = typename MeasureJacobian<ExecutionSpace>::matrix_type(
+      "sdot::jacobian", n, global_size, nnz, values, row_map, global_columns);
+  jacobian.extended = typename MeasureJacobian<ExecutionSpace>::matrix_type(
+      "sdot::jacobian::extended", n, extended_size, nnz, values, row_map, extended_columns);
+  return jacobian;
+}
+
+/// The Jacobian of the measures of a power diagram computed in one process (every seed's
+/// row; columns = seed numbers). `positions` are the diagram's seeds.
+template <class ExecutionSpace>
+MeasureJacobian<ExecutionSpace>
+measure_jacobian(PowerDiagram<ExecutionSpace>& diagram,
+                 Kokkos::View<double const* [2], typename ExecutionSpace::memory_space> positions) {
+  auto polygons = diagram.cell_polygons();
+  return measure_jacobian(diagram.execution_space_instance(), loom::Ranks{}, positions, polygons);
+}
+
+} // namespace sdot

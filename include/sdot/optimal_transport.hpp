@@ -1,0 +1,471 @@
+#pragma once
+/// @file
+/// Semi-discrete optimal transport: the weights for which every cell of a power diagram holds
+/// a prescribed mass, by a damped Newton method (Kitagawa–Mérigot–Thibert) whose linear
+/// systems are solved by a Jacobi-preconditioned conjugate gradient.
+
+#include <sdot/detail/conjugate_gradient.hpp>
+#include <sdot/jacobian.hpp>
+#include <sdot/power_diagram.hpp>
+
+#include <Kokkos_Core.hpp>
+#include <Kokkos_Timer.hpp>
+
+#include <cmath>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace sdot {
+
+/// One Newton step, as reported to OptimalTransportOptions::progress.
+struct NewtonProgress {
+  int newton_iteration = 0; ///< 0: the initial weights, then 1, 2, ...
+  double max_error = 0;     ///< max_i |m_i − target_i| after the step
+  double step = 0;          ///< damping factor taken (1, 1/2, 1/4, ...); 0 at iteration 0
+  int cg_iterations = 0;    ///< conjugate-gradient iterations of this step
+  int halvings = 0;         ///< times the step was halved
+  double seconds = 0;       ///< since the start of the solve
+};
+
+/// Options of the transport solver.
+struct OptimalTransportOptions {
+  /// Stop when |m_i − target_i| ≤ tol × (area of the domain) for every cell i.
+  double tol = 1e-10;
+  /// Newton steps before giving up (std::runtime_error).
+  int max_newton = 100;
+  /// A step is accepted only if every cell keeps at least this fraction of
+  /// min(target_i, its mass at the initial weights) (no cell empties), and the Euclidean
+  /// error decreases by a factor 1 − step/2. In (0, 1).
+  double min_mass_fraction = 0.5;
+  /// Halvings of a step before giving up (std::runtime_error).
+  int max_halvings = 40;
+  /// The linear solves stop when |J δ − b| ≤ cg_tol |b| (Euclidean norms).
+  double cg_tol = 1e-3;
+  /// Conjugate-gradient iterations per Newton step at most.
+  int max_cg = 20000;
+  /// Called after every Newton step (and once for the initial weights) on every process.
+  std::function<void(NewtonProgress const&)> progress;
+};
+
+/// What a solve did.
+struct OptimalTransportStatistics {
+  int newton_iterations = 0;
+  int cg_iterations = 0;       ///< all Newton steps together
+  int diagram_evaluations = 0; ///< measures computed (initial, trial steps)
+  double max_error = 0;        ///< max_i |m_i − target_i| at the end
+  double seconds = 0;
+  std::vector<NewtonProgress> history; ///< one entry per Newton step, the initial one first
+};
+
+/// Weights found, the measures they give, and the statistics.
+template <class MemorySpace>
+struct OptimalTransportResult {
+  Kokkos::View<double*, MemorySpace> weights;
+  Kokkos::View<double*, MemorySpace> measures;
+  OptimalTransportStatistics statistics;
+};
+
+/// The cells of a power diagram computed in one process, as the transport solver consumes
+/// them. Any type with the same members can be given to solve_optimal_transport(): a
+/// distributed diagram provides this process's block of seeds (in the processes' order) and
+/// cells whose edge sources are global seed numbers; every member but the accessors is then
+/// collective.
+template <class ExecutionSpace = Kokkos::DefaultExecutionSpace>
+class OneProcessCells {
+public:
+  using execution_space = ExecutionSpace;
+  using memory_space = typename ExecutionSpace::memory_space;
+  using positions_type = Kokkos::View<double* [2], memory_space>;
+  using scalars_type = Kokkos::View<double*, memory_space>;
+
+  /// @throws std::invalid_argument for an empty or unbounded domain
+  OneProcessCells(ExecutionSpace const& space, positions_type positions,
+                  std::vector<HalfSpace> boundaries, PowerDiagramOptions options = {})
+      : space_(space), positions_(positions), boundaries_(std::move(boundaries)),
+        options_(options), area_(domain_polygon(boundaries_).area) {}
+
+  ExecutionSpace const& execution_space_instance() const { return space_; }
+  /// The processes: here one.
+  loom::Ranks const& ranks() const { return ranks_; }
+  /// This process's seeds.
+  positions_type positions() const { return positions_; }
+  /// Area of the whole domain.
+  double domain_area() const { return area_; }
+  /// Sets this process's weights (the diagram is computed on first use).
+  void set_weights(scalars_type weights) {
+    diagram_.reset();
+    diagram_.emplace(space_, positions_, weights, boundaries_, options_);
+  }
+  /// Areas of this process's cells.
+  scalars_type measures() { return diagram().measures(); }
+  /// This process's cells; edge sources in global seed numbering.
+  CellPolygons<memory_space> cell_polygons() { return diagram().cell_polygons(); }
+  /// Centroids of this process's cells.
+  positions_type centroids() { return diagram().centroids(); }
+  /// The diagram for the last weights set.
+  PowerDiagram<ExecutionSpace>& diagram() {
+    if (!diagram_)
+      throw std::logic_error("sdot::OneProcessCells: set_weights() was not called");
+    return *diagram_;
+  }
+
+private:
+  ExecutionSpace space_;
+  loom::Ranks ranks_;
+  positions_type positions_;
+  std::vector<HalfSpace> boundaries_;
+  PowerDiagramOptions options_;
+  double area_;
+  std::optional<PowerDiagram<ExecutionSpace>> diagram_;
+};
+
+namespace detail {
+
+/// Collective: throws the same std::invalid_argument on every process when the target
+/// masses do not fit the seeds or the domain.
+template <class ExecutionSpace, class Targets>
+void validate_target_masses(ExecutionSpace const& space, loom::Ranks const& ranks,
+                            std::int64_t positions, Targets const& targets, double area) {
+  int const n = static_cast<int>(targets.extent(0));
+  int first_bad = n;
+  Kokkos::parallel_reduce(
+      "sdot::ot::validate_targets", Kokkos::RangePolicy<ExecutionSpace>(space, 0, n),
+      KOKKOS_LAMBDA(int i, int& f) {
+        double const t = targets(i);
+        if (!(loom::compat::isfinite(t) && t > 0) && i < f)
+          f = i;
+      },
+      Kokkos::Min<int>(first_bad));
+  double bad_value = 0;
+  if (first_bad < n) {
+    auto v = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(),
+                                                 Kokkos::subview(targets, first_bad));
+    bad_value = v();
+  }
+  double sum = 0;
+  Kokkos::parallel_reduce(
+      "sdot::ot::target_sum", Kokkos::RangePolicy<ExecutionSpace>(space, 0, n),
+      KOKKOS_LAMBDA(int i, double& s) { s += targets(i); }, sum);
+  // Every process sees every process's findings and picks the same first problem.
+  std::vector<double> mine{double(positions), double(n), double(first_bad < n ? first_bad : -1),
+                           bad_value, sum};
+  auto all = ranks.process_count() == 1 ? mine : ranks.allgather(mine);
+  std::int64_t first_row = 0;
+  double total = 0;
+  for (int p = 0; p < ranks.process_count(); ++p) {
+    double const* f = &all[5 * p];
+    std::ostringstream msg;
+    msg.precision(17);
+    if (f[0] != f[1]) {
+      msg << "sdot::OptimalTransport: " << std::int64_t(f[0]) << " positions but "
+          << std::int64_t(f[1]) << " target masses";
+      if (ranks.process_count() > 1)
+        msg << " on process " << p;
+      throw std::invalid_argument(msg.str());
+    }
+    if (f[2] >= 0) {
+      msg << "sdot::OptimalTransport: target mass " << first_row + std::int64_t(f[2]) << " is "
+          << f[3] << ": target masses must be positive and finite";
+      throw std::invalid_argument(msg.str());
+    }
+    first_row += std::int64_t(f[1]);
+    total += f[4];
+  }
+  if (!(std::fabs(total - area) <= 1e-9 * area)) {
+    std::ostringstream msg;
+    msg.precision(17);
+    msg << "sdot::OptimalTransport: the target masses add up to " << total
+        << " but the domain's area is " << area << ": they must be equal (within 1e-9 relative)";
+    throw std::invalid_argument(msg.str());
+  }
+}
+
+/// Local partials of max_i |m_i − t_i| and Σ (m_i − t_i)².
+template <class ExecutionSpace, class Masses, class Targets>
+std::array<double, 2> mass_errors(ExecutionSpace const& space, Masses const& m,
+                                  Targets const& t) {
+  int const n = static_cast<int>(m.extent(0));
+  double max_error = 0, squares = 0;
+  Kokkos::parallel_reduce(
+      "sdot::ot::max_error", Kokkos::RangePolicy<ExecutionSpace>(space, 0, n),
+      KOKKOS_LAMBDA(int i, double& e) { e = loom::compat::fmax(e, loom::compat::fabs(m(i) - t(i))); },
+      Kokkos::Max<double>(max_error));
+  Kokkos::parallel_reduce(
+      "sdot::ot::squared_error", Kokkos::RangePolicy<ExecutionSpace>(space, 0, n),
+      KOKKOS_LAMBDA(int i, double& s) { s += (m(i) - t(i)) * (m(i) - t(i)); }, squares);
+  return {n > 0 ? max_error : 0.0, squares};
+}
+
+/// Index of the first cell below its threshold (n if none).
+template <class ExecutionSpace, class Masses, class Thresholds>
+int first_below(ExecutionSpace const& space, Masses const& m, Thresholds const& threshold) {
+  int const n = static_cast<int>(m.extent(0));
+  int first = n;
+  Kokkos::parallel_reduce(
+      "sdot::ot::first_below", Kokkos::RangePolicy<ExecutionSpace>(space, 0, n),
+      KOKKOS_LAMBDA(int i, int& f) {
+        if (!(m(i) >= threshold(i)) && i < f)
+          f = i;
+      },
+      Kokkos::Min<int>(first));
+  return first;
+}
+
+/// Index of the first cell of zero (or not finite) measure (n if none).
+template <class ExecutionSpace, class Masses>
+int first_non_positive(ExecutionSpace const& space, Masses const& m) {
+  int const n = static_cast<int>(m.extent(0));
+  int first = n;
+  Kokkos::parallel_reduce(
+      "sdot::ot::first_non_positive", Kokkos::RangePolicy<ExecutionSpace>(space, 0, n),
+      KOKKOS_LAMBDA(int i, int& f) {
+        if (!(m(i) > 0) && i < f)
+          f = i;
+      },
+      Kokkos::Min<int>(first));
+  return first;
+}
+
+template <class ExecutionSpace, class View>
+double local_sum(ExecutionSpace const& space, View const& v) {
+  double s = 0;
+  Kokkos::parallel_reduce(
+      "sdot::ot::sum", Kokkos::RangePolicy<ExecutionSpace>(space, 0, v.extent(0)),
+      KOKKOS_LAMBDA(int i, double& a) { a += v(i); }, s);
+  return s;
+}
+
+/// out(i) = a(i) + s * b(i) + c
+template <class ExecutionSpace, class Out, class A, class B>
+void linear_combination(ExecutionSpace const& space, Out const& out, A const& a, double s,
+                        B const& b, double c) {
+  Kokkos::parallel_for(
+      "sdot::ot::linear_combination",
+      Kokkos::RangePolicy<ExecutionSpace>(space, 0, out.extent(0)),
+      KOKKOS_LAMBDA(int i) { out(i) = a(i) + s * b(i) + c; });
+}
+
+template <class ExecutionSpace, class Out, class Masses, class Targets>
+void thresholds(ExecutionSpace const& space, Out const& out, Masses const& m, Targets const& t,
+                double fraction) {
+  Kokkos::parallel_for(
+      "sdot::ot::thresholds", Kokkos::RangePolicy<ExecutionSpace>(space, 0, out.extent(0)),
+      KOKKOS_LAMBDA(int i) { out(i) = fraction * loom::compat::fmin(m(i), t(i)); });
+}
+
+} // namespace detail
+
+/// Collective: finds weights for which every cell holds its target mass,
+/// |m_i − target_i| ≤ options.tol × area for every i.
+///
+/// Damped Newton (Kitagawa, Mérigot, Thibert 2019): each step solves J δ = target − m on the
+/// zero-mean subspace (J, the Jacobian of the measures, has the constants in its kernel) by a
+/// Jacobi-preconditioned conjugate gradient, then halves the step until every cell keeps
+/// options.min_mass_fraction × min(target_i, m_i(initial weights)) and the Euclidean error
+/// decreases by 1 − step/2. Steps have zero mean: the mean of the weights stays that of the
+/// initial weights.
+///
+/// @param cells the diagram (OneProcessCells, or a type with the same members)
+/// @param targets this process's target masses: positive, finite, adding up (over all
+///        processes) to the domain's area within 1e-9 relative
+/// @param initial_weights this process's initial weights, or an empty View for zeros; every
+///        cell must be non-empty with them
+/// @throws std::invalid_argument (the same on every process) on bad targets or an initial
+///         empty cell; std::runtime_error when max_newton or max_halvings is exceeded
+template <class Cells>
+OptimalTransportResult<typename Cells::memory_space>
+solve_optimal_transport(Cells& cells,
+                        Kokkos::View<double const*, typename Cells::memory_space> targets,
+                        Kokkos::View<double const*, typename Cells::memory_space> initial_weights,
+                        OptimalTransportOptions const& options = {}) {
+  using ExecutionSpace = typename Cells::execution_space;
+  using memory_space = typename Cells::memory_space;
+  using Scalars = Kokkos::View<double*, memory_space>;
+  loom::compat::ScopedRegion region("sdot::solve_optimal_transport");
+  Kokkos::Timer timer;
+  ExecutionSpace const space = cells.execution_space_instance();
+  loom::Ranks const ranks = cells.ranks();
+  auto const positions = cells.positions();
+  int const n = static_cast<int>(positions.extent(0));
+  double const area = cells.domain_area();
+
+  if (!(options.tol > 0) || !(options.min_mass_fraction > 0 && options.min_mass_fraction < 1) ||
+      !(options.cg_tol > 0 && options.cg_tol < 1) || options.max_newton < 0 ||
+      options.max_halvings < 0 || options.max_cg < 1)
+    throw std::invalid_argument(
+        "sdot::OptimalTransport: options need tol > 0, 0 < min_mass_fraction < 1, 0 < cg_tol < 1, "
+        "max_newton ≥ 0, max_halvings ≥ 0, max_cg ≥ 1");
+  detail::validate_target_masses(space, ranks, n, targets, area);
+  bool const given = initial_weights.data() != nullptr || initial_weights.extent(0) > 0;
+  if (given && static_cast<int>(initial_weights.extent(0)) != n)
+    throw std::invalid_argument("sdot::OptimalTransport: " + std::to_string(n) +
+                                " positions but " + std::to_string(initial_weights.extent(0)) +
+                                " initial weights");
+  auto const blocks = detail::RowBlocks::gather(ranks, n);
+
+  auto alloc = [&](char const* label) {
+    return Scalars(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, label), n);
+  };
+  OptimalTransportResult<memory_space> result;
+  auto& stats = result.statistics;
+  Scalars weights = alloc("sdot::ot::weights");
+  if (given)
+    Kokkos::deep_copy(space, weights, initial_weights);
+  else
+    Kokkos::deep_copy(space, weights, 0.0);
+
+  auto evaluate = [&](Scalars w) {
+    cells.set_weights(w);
+    ++stats.diagram_evaluations;
+    return cells.measures();
+  };
+  auto errors = [&](Scalars m) {
+    auto local = detail::mass_errors(space, m, targets);
+    return std::array<double, 2>{detail::global_max(ranks, local[0]),
+                                 std::sqrt(detail::global_sum(ranks, local[1]))};
+  };
+
+  Scalars measures = evaluate(weights);
+  {
+    int const empty = detail::first_non_positive(space, measures);
+    auto const found = ranks.allgather(std::vector<std::int64_t>{
+        empty < n ? blocks.begin() + empty : std::int64_t(-1)});
+    for (auto index : found)
+      if (index >= 0)
+        throw std::invalid_argument(
+            "sdot::OptimalTransport: cell " + std::to_string(index) +
+            " is empty with the initial weights (coincident seeds, or weights too far apart): "
+            "Newton's method needs every cell non-empty at the start");
+  }
+  Scalars threshold = alloc("sdot::ot::thresholds");
+  detail::thresholds(space, threshold, measures, targets, options.min_mass_fraction);
+  auto error = errors(measures);
+  auto report = [&](NewtonProgress p) {
+    p.max_error = error[0];
+    p.seconds = timer.seconds();
+    stats.history.push_back(p);
+    if (options.progress)
+      options.progress(p);
+  };
+  report(NewtonProgress{});
+
+  Scalars rhs = alloc("sdot::ot::rhs"), delta = alloc("sdot::ot::delta");
+  Scalars trial = alloc("sdot::ot::trial");
+  while (error[0] > options.tol * area) {
+    if (stats.newton_iterations >= options.max_newton) {
+      std::ostringstream msg;
+      msg << "sdot::OptimalTransport: no convergence after " << options.max_newton
+          << " Newton iterations: max |m_i - target_i| = " << error[0] << " > tol × area = "
+          << options.tol * area;
+      throw std::runtime_error(msg.str());
+    }
+    ++stats.newton_iterations;
+    // J δ = (target − m) on the zero-mean subspace.
+    auto const jacobian = measure_jacobian(space, ranks, Kokkos::View<double const* [2], memory_space>(positions),
+                                           cells.cell_polygons());
+    double const mean =
+        detail::global_sum(ranks, detail::local_sum(space, targets) - detail::local_sum(space, measures)) /
+        double(blocks.global_size());
+    detail::linear_combination(space, rhs, targets, -1.0, measures, -mean);
+    auto const cg = detail::conjugate_gradient(space, ranks, jacobian.extended, jacobian.halo,
+                                               jacobian.diagonal, rhs, delta, options.cg_tol,
+                                               options.max_cg);
+    stats.cg_iterations += cg.iterations;
+    double const delta_mean =
+        detail::global_sum(ranks, detail::local_sum(space, delta)) / double(blocks.global_size());
+
+    // Damping: halve until no cell falls below its threshold and the error decreases.
+    double step = 1;
+    int halvings = 0;
+    for (;;) {
+      detail::linear_combination(space, trial, weights, step, delta, -step * delta_mean);
+      Scalars trial_measures = evaluate(trial);
+      int const below = detail::first_below(space, trial_measures, threshold);
+      bool const kept = detail::global_max(ranks, below < n ? 1.0 : 0.0) == 0;
+      std::array<double, 2> trial_error{0, 0};
+      if (kept)
+        trial_error = errors(trial_measures);
+      if (kept && trial_error[1] <= (1 - step / 2) * error[1]) {
+        std::swap(weights, trial);
+        measures = trial_measures;
+        error = trial_error;
+        break;
+      }
+      if (++halvings > options.max_halvings) {
+        std::ostringstream msg;
+        msg << "sdot::OptimalTransport: Newton step " << stats.newton_iterations << " halved "
+            << options.max_halvings << " times without decreasing the error (max |m_i - target_i| = "
+            << error[0] << "; tol × area = " << options.tol * area
+            << " may be below what rounding allows)";
+        throw std::runtime_error(msg.str());
+      }
+      step /= 2;
+    }
+    NewtonProgress p;
+    p.newton_iteration = stats.newton_iterations;
+    p.step = step;
+    p.cg_iterations = cg.iterations;
+    p.halvings = halvings;
+    report(p);
+  }
+  result.weights = weights;
+  result.measures = measures;
+  stats.max_error = error[0];
+  stats.seconds = timer.seconds();
+  return result;
+}
+
+/// Semi-discrete optimal transport between the uniform measure on a convex domain and
+/// prescribed masses at seeds, in one process (with PowerDiagramOptions::nb_boxes boxes).
+///
+/// Takes the same inputs as PowerDiagram, with target masses instead of weights:
+/// @code
+/// sdot::OptimalTransport<> ot(positions, masses, sdot::box_half_spaces({0, 0}, {1, 1}));
+/// auto result = ot.solve(); // result.weights, result.measures, result.statistics
+/// @endcode
+template <class ExecutionSpace = Kokkos::DefaultExecutionSpace>
+class OptimalTransport {
+public:
+  using memory_space = typename ExecutionSpace::memory_space;
+  using positions_type = Kokkos::View<double* [2], memory_space>;
+  using scalars_type = Kokkos::View<double*, memory_space>;
+
+  /// @throws std::invalid_argument on an empty or unbounded domain, or target masses that are
+  /// not positive and finite, not one per seed, or not adding up to the domain's area
+  OptimalTransport(positions_type positions, scalars_type target_masses,
+                   std::vector<HalfSpace> boundaries, PowerDiagramOptions diagram_options = {},
+                   OptimalTransportOptions options = {})
+      : OptimalTransport(ExecutionSpace{}, positions, target_masses, std::move(boundaries),
+                         diagram_options, std::move(options)) {}
+
+  OptimalTransport(ExecutionSpace const& space, positions_type positions,
+                   scalars_type target_masses, std::vector<HalfSpace> boundaries,
+                   PowerDiagramOptions diagram_options = {}, OptimalTransportOptions options = {})
+      : cells_(space, positions, std::move(boundaries), diagram_options), targets_(target_masses),
+        options_(std::move(options)) {
+    detail::validate_target_masses(space, cells_.ranks(), positions.extent(0), targets_,
+                                   cells_.domain_area());
+  }
+
+  /// Solves from zero weights, or from `initial_weights` (one per seed).
+  OptimalTransportResult<memory_space> solve(scalars_type initial_weights = {}) {
+    return solve_optimal_transport(cells_, targets_, initial_weights, options_);
+  }
+
+  OptimalTransportOptions& options() { return options_; }
+  /// The diagram of the last weights tried (after solve(): of the weights found).
+  PowerDiagram<ExecutionSpace>& diagram() { return cells_.diagram(); }
+  double domain_area() const { return cells_.domain_area(); }
+
+private:
+  OneProcessCells<ExecutionSpace> cells_;
+  Kokkos::View<double const*, memory_space> targets_;
+  OptimalTransportOptions options_;
+};
+
+} // namespace sdot

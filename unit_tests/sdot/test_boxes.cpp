@@ -1,0 +1,160 @@
+// The diagram computed by K boxes emulated in one process equals the one-box diagram.
+#include "brute_force.hpp"
+#include "clouds.hpp"
+
+#include <sdot/sdot.hpp>
+
+#include <gtest/gtest.h>
+
+#include <numeric>
+
+using namespace sdot_test;
+
+namespace {
+
+std::vector<sdot::HalfSpace> unit_square() { return sdot::box_half_spaces({0, 0}, {1, 1}); }
+
+std::vector<double> measures_with(Cloud const& c, std::vector<sdot::HalfSpace> const& hs,
+                                  sdot::PowerDiagramOptions options,
+                                  sdot::PowerDiagramStatistics* statistics = nullptr) {
+  sdot::PowerDiagram<> pd(positions_view(c), weights_view(c), hs, options);
+  auto m = to_vector(pd.measures());
+  if (statistics)
+    *statistics = pd.statistics();
+  return m;
+}
+
+void expect_same_as_one_box(Cloud const& c, std::vector<int> const& boxes,
+                            std::vector<sdot::HalfSpace> const& hs = unit_square(),
+                            sdot::PowerDiagramOptions options = {}) {
+  auto const reference = measures_with(c, hs, {});
+  double const area = static_cast<double>(sdot_test::area(domain(hs)));
+  for (int k : boxes) {
+    options.nb_boxes = k;
+    sdot::PowerDiagramStatistics st;
+    auto m = measures_with(c, hs, options, &st);
+    ASSERT_EQ(m.size(), reference.size());
+    double sum = 0;
+    for (std::size_t i = 0; i < m.size(); ++i) {
+      EXPECT_NEAR(m[i], reference[i], 1e-12 * area) << "seed " << i << " with " << k << " boxes";
+      sum += m[i];
+    }
+    if (!c.x.empty())
+      EXPECT_NEAR(sum, area, 1e-12 * area) << k << " boxes";
+    EXPECT_EQ(st.ranks, k);
+  }
+}
+
+} // namespace
+
+TEST(Boxes, UniformCloud) { expect_same_as_one_box(uniform_cloud(2000, 1.0 / 2000, 21), {1, 2, 3, 8, 64, 257}); }
+
+TEST(Boxes, MatchesBruteForce) {
+  auto c = uniform_cloud(300, 2.0 / 300, 22);
+  auto ref = brute_force(c.x, c.w, unit_square());
+  sdot::PowerDiagramOptions options;
+  options.nb_boxes = 7;
+  auto m = measures_with(c, unit_square(), options);
+  for (std::size_t i = 0; i < m.size(); ++i)
+    EXPECT_NEAR(m[i], ref.measures[i], 1e-12) << "seed " << i;
+}
+
+TEST(Boxes, Lattice) { expect_same_as_one_box(lattice_cloud(20), {2, 3, 8, 64}); }
+
+TEST(Boxes, ClusteredInOneCorner) {
+  // Most boxes tiny near the corner; cells of the few far seeds travel far.
+  auto c = uniform_cloud(1500, 0, 23, 0, 0.05);
+  for (int i = 0; i < 10; ++i)
+    c.x[i] = {0.2 + 0.08 * i, 0.9 - 0.07 * i};
+  expect_same_as_one_box(c, {3, 8, 64});
+}
+
+TEST(Boxes, LargeWeightsEmptyCellsNegativeWeights) {
+  auto c = uniform_cloud(1000, 10.0 / 1000, 24);
+  for (std::size_t i = 0; i < c.w.size(); i += 3)
+    c.w[i] = -c.w[i];
+  expect_same_as_one_box(c, {2, 8, 64});
+}
+
+TEST(Boxes, SeedsOutsideTheDomainAndDuplicates) {
+  auto c = uniform_cloud(500, 0.001, 25, -0.3, 1.3);
+  c.x.push_back(c.x[10]);
+  c.w.push_back(c.w[10]);
+  c.x.push_back(c.x[20]);
+  c.w.push_back(c.w[20]);
+  expect_same_as_one_box(c, {2, 3, 8});
+  auto m = measures_with(c, unit_square(), {});
+  sdot::PowerDiagramOptions options;
+  options.nb_boxes = 8;
+  auto m8 = measures_with(c, unit_square(), options);
+  EXPECT_EQ(m8[500], 0);
+  EXPECT_EQ(m8[501], 0);
+}
+
+TEST(Boxes, HugeWeightVisitsManyRanksAndGrowsTheMessages) {
+  auto c = uniform_cloud(1500, 0, 26);
+  c.x[0] = {0.5, 0.5};
+  c.w[0] = 0.2;
+  sdot::PowerDiagramOptions options;
+  options.nb_boxes = 16;
+  sdot::PowerDiagramStatistics st;
+  measures_with(c, unit_square(), options, &st);
+  EXPECT_GT(st.reruns, 0);
+  EXPECT_GT(st.msg_capacity, 16);
+  expect_same_as_one_box(c, {3, 16, 64});
+}
+
+TEST(Boxes, InboxOverflowWithCapacityOne) {
+  auto c = uniform_cloud(2000, 1.0 / 2000, 27);
+  sdot::PowerDiagramOptions options;
+  options.inbox_capacity = 1;
+  options.nb_boxes = 8;
+  sdot::PowerDiagramStatistics st;
+  measures_with(c, unit_square(), options, &st);
+  EXPECT_GT(st.reruns, 0);
+  EXPECT_GT(st.inbox_capacity, 1);
+  expect_same_as_one_box(c, {8, 64}, unit_square(), options);
+}
+
+TEST(Boxes, SecondCallDoesNotRerun) {
+  auto c = uniform_cloud(1000, 1.0 / 1000, 28);
+  sdot::PowerDiagramOptions options;
+  options.nb_boxes = 8;
+  options.inbox_capacity = 1;
+  sdot::PowerDiagram<> pd(positions_view(c), weights_view(c), unit_square(), options);
+  auto a = to_vector(pd.measures());
+  int const reruns = pd.statistics().reruns;
+  EXPECT_GT(reruns, 0);
+  auto b = to_vector(pd.measures());
+  EXPECT_EQ(pd.statistics().reruns, reruns);
+  EXPECT_EQ(a, b);
+  EXPECT_GT(pd.options().inbox_capacity, 1);
+}
+
+TEST(Boxes, FewSeedsManyBoxes) {
+  for (int n : {0, 1, 2, 5}) {
+    auto c = uniform_cloud(n, 0.01, 29);
+    sdot::PowerDiagramOptions options;
+    options.nb_boxes = 8;
+    auto m = measures_with(c, unit_square(), options);
+    double sum = std::accumulate(m.begin(), m.end(), 0.0);
+    if (n > 0)
+      EXPECT_NEAR(sum, 1.0, 1e-13) << n << " seeds";
+    expect_same_as_one_box(c, {3, 8});
+  }
+}
+
+TEST(Boxes, TriangleDomain) {
+  std::vector<sdot::HalfSpace> triangle = {{{0, -1}, 0}, {{0.9, 0.7}, 0.9}, {{-0.9, 0.3}, 0}};
+  expect_same_as_one_box(uniform_cloud(800, 0.001, 30), {2, 5, 8}, triangle);
+}
+
+TEST(Boxes, Deterministic) {
+  auto c = clustered_cloud(3000, 31);
+  sdot::PowerDiagramOptions options;
+  options.nb_boxes = 8;
+  auto a = measures_with(c, unit_square(), options);
+  auto b = measures_with(c, unit_square(), options);
+  for (std::size_t i = 0; i < a.size(); ++i)
+    ASSERT_EQ(a[i], b[i]) << "seed " << i;
+}
