@@ -463,10 +463,10 @@ private:
       Kokkos::parallel_reduce(
           "sdot::travel::count_travellers", Policy(space_, 0, items),
           KOKKOS_LAMBDA(int i, int& c) { c += next_rank(i) >= 0; }, travellers);
-      if (needed_vertices > 0)
-        msg_capacity_.report(needed_vertices);
-      if (most_per_pair > inbox_capacity_.value())
-        inbox_capacity_.report(most_per_pair);
+      // Reported on every process, overflowing or not: the capacities of a run must be the
+      // same everywhere for spmd to agree on them.
+      msg_capacity_.report(needed_vertices);
+      inbox_capacity_.report(most_per_pair);
       if (ranks_.any(needed_vertices > 0 || most_per_pair > inbox_capacity_.value()))
         return Rows();
 

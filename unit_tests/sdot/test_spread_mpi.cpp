@@ -1,0 +1,104 @@
+// The diagram of seeds spread over MPI processes (and boxes within them) equals the one-box
+// diagram computed by one process.
+#include "clouds.hpp"
+
+#include <loom/loom.hpp>
+#include <sdot/sdot.hpp>
+
+#include <gtest/gtest.h>
+#include <mpi.h>
+
+#include <numeric>
+
+using namespace sdot_test;
+
+namespace {
+
+std::vector<sdot::HalfSpace> unit_square() { return sdot::box_half_spaces({0, 0}, {1, 1}); }
+
+/// Rows [first, first + count) of a cloud.
+Cloud block(Cloud const& c, std::size_t first, std::size_t count) {
+  Cloud b;
+  b.x.assign(c.x.begin() + first, c.x.begin() + first + count);
+  b.w.assign(c.w.begin() + first, c.w.begin() + first + count);
+  return b;
+}
+
+/// Splits n seeds over the processes: `uneven` gives process p a share proportional to
+/// p (process 0 gets none), else an even split.
+std::vector<std::size_t> split(std::size_t n, int processes, bool uneven) {
+  std::vector<std::size_t> first(processes + 1, 0);
+  std::size_t weight_total = 0;
+  for (int p = 0; p < processes; ++p)
+    weight_total += uneven ? p : 1;
+  for (int p = 0; p < processes; ++p) {
+    std::size_t share = weight_total ? n * (uneven ? p : 1) / weight_total : 0;
+    first[p + 1] = first[p] + share;
+  }
+  first[processes] = n;
+  return first;
+}
+
+void expect_spread_equals_one_box(Cloud const& c, int boxes_per_process, bool uneven) {
+  int rank = 0, size = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  auto ranks = loom::MpiRanks(MPI_COMM_WORLD, boxes_per_process);
+  auto first = split(c.x.size(), size, uneven);
+  Cloud mine = block(c, first[rank], first[rank + 1] - first[rank]);
+  sdot::PowerDiagram pd(loom::spread(positions_view(mine), ranks), loom::spread(weights_view(mine), ranks),
+                        unit_square());
+  auto m = pd.measures();
+  EXPECT_NEAR(m.sum(), 1.0, 1e-12);
+  auto whole = loom::gather_to_host(m);
+  ASSERT_EQ(whole.extent(0), c.x.size());
+  sdot::PowerDiagram<> one(positions_view(c), weights_view(c), unit_square());
+  auto reference = to_vector(one.measures());
+  for (std::size_t i = 0; i < reference.size(); ++i)
+    EXPECT_NEAR(whole(i), reference[i], 1e-12) << "seed " << i << ", " << size << " processes × "
+                                               << boxes_per_process << " boxes";
+  EXPECT_EQ(pd.statistics().ranks, size * boxes_per_process);
+  // This process's block, in its input order.
+  auto local = to_vector(m.value());
+  for (std::size_t i = 0; i < local.size(); ++i)
+    EXPECT_EQ(local[i], whole(first[rank] + i));
+}
+
+} // namespace
+
+TEST(SpreadMpi, UniformEvenBlocks) {
+  expect_spread_equals_one_box(uniform_cloud(3000, 1.0 / 3000, 41), 1, false);
+}
+
+TEST(SpreadMpi, UnevenBlocksAndAnEmptyProcess) {
+  expect_spread_equals_one_box(clustered_cloud(2000, 42), 1, true);
+}
+
+TEST(SpreadMpi, SeveralBoxesPerProcess) {
+  expect_spread_equals_one_box(uniform_cloud(2000, 2.0 / 2000, 43), 3, true);
+}
+
+TEST(SpreadMpi, LatticeAndHugeWeight) {
+  auto c = lattice_cloud(30);
+  c.w[465] = 0.05;
+  expect_spread_equals_one_box(c, 2, false);
+}
+
+TEST(SpreadMpi, BadSeedOnOneProcessIsReportedEverywhere) {
+  int rank = 0, size = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  auto ranks = loom::MpiRanks(MPI_COMM_WORLD);
+  auto c = uniform_cloud(100, 0, 44);
+  auto first = split(c.x.size(), size, false);
+  Cloud mine = block(c, first[rank], first[rank + 1] - first[rank]);
+  if (rank == size - 1)
+    mine.w.back() = std::nan("");
+  try {
+    sdot::PowerDiagram pd(loom::spread(positions_view(mine), ranks), loom::spread(weights_view(mine), ranks),
+                          unit_square());
+    ADD_FAILURE() << "no exception";
+  } catch (std::invalid_argument const& e) {
+    EXPECT_NE(std::string(e.what()).find("seed 99"), std::string::npos) << e.what();
+  }
+}
