@@ -114,8 +114,9 @@ public:
 
   /// Spread input: every process passes its block of the seeds (collective). The ranks are
   /// those of the spread positions; a problem on any process is reported on every process.
-  template <class I = Input, class = std::enable_if_t<std::is_same<I, SpreadInput>::value>>
-  PowerDiagram(loom::Spread<positions_type> positions, loom::Spread<scalars_type> weights,
+  template <class V, class W, class I = Input,
+            class = std::enable_if_t<std::is_same<I, SpreadInput>::value>>
+  PowerDiagram(loom::Spread<V> const& positions, loom::Spread<W> const& weights,
                std::vector<HalfSpace> boundaries, PowerDiagramOptions options = {},
                ExecutionSpace const& space = ExecutionSpace{})
       : space_(space), positions_(positions.value()), weights_(weights.value()), options_(options),

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages sdot needs to build, test and benchmark (as root, through
+# apt-get); prints what it would install when not run as root.
+set -euo pipefail
+packages=(
+  cmake g++ make pkg-config
+  libtrilinos-kokkos-dev libtrilinos-kokkos-kernels-dev
+  libopenmpi-dev openmpi-bin libhdf5-openmpi-dev hdf5-tools
+  libgtest-dev libbenchmark-dev libcgal-dev
+)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "sdot: every Debian package needed is installed"
+  exit 0
+fi
+if [ "$(id -u)" -ne 0 ]; then
+  echo "sdot: missing Debian packages (run as root to install them): ${missing[*]}" >&2
+  exit 1
+fi
+echo "sdot: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${missing[@]}"
