@@ -43,8 +43,8 @@ struct PowerDiagramStatistics {
   int final_vertex_capacity = 0;
   int ranks = 1;              ///< ranks (boxes) that computed the diagram
   int rounds = 0;             ///< rounds of travelling cells
-  long travelled_cells = 0;   ///< messages sent by this process (a cell per hop)
-  long bytes_sent = 0;        ///< bytes of messages and results this process sent to other ranks
+  long travelled_cells = 0;   ///< messages sent by all the ranks (one per hop of a cell)
+  long bytes_sent = 0;        ///< bytes of messages and results sent to other ranks, all ranks
   int reruns = 0;             ///< reruns because msg_capacity or inbox_capacity was too small
   int msg_capacity = 0;       ///< final sizes (kept for the next call)
   int inbox_capacity = 0;

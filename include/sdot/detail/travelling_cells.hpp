@@ -46,6 +46,32 @@ struct Forest {
   }
 };
 
+/// A node of the tree over the ranks' boxes (the bisection's own tree): a leaf is one rank.
+struct RankTreeNode {
+  TreeNode box;
+  int left, right; ///< children (-1 for a leaf)
+  int rank;        ///< the rank of a leaf, -1 otherwise
+};
+
+/// The tree over the boxes of ranks [begin, end), children before parents; returns the root.
+inline int build_rank_tree(std::vector<TreeNode> const& boxes, int begin, int end,
+                           std::vector<RankTreeNode>& nodes) {
+  if (end - begin == 1) {
+    nodes.push_back({boxes[begin], -1, -1, begin});
+    return static_cast<int>(nodes.size()) - 1;
+  }
+  int const mid = begin + (end - begin) / 2;
+  int const left = build_rank_tree(boxes, begin, mid, nodes);
+  int const right = build_rank_tree(boxes, mid, end, nodes);
+  TreeNode const& a = nodes[left].box;
+  TreeNode const& b = nodes[right].box;
+  TreeNode box{a.xmin < b.xmin ? a.xmin : b.xmin, a.ymin < b.ymin ? a.ymin : b.ymin,
+               a.xmax > b.xmax ? a.xmax : b.xmax, a.ymax > b.ymax ? a.ymax : b.ymax,
+               a.wmax > b.wmax ? a.wmax : b.wmax};
+  nodes.push_back({box, left, right, -1});
+  return static_cast<int>(nodes.size()) - 1;
+}
+
 /// Layout of a travelling cell's message (a row of doubles).
 struct MessageLayout {
   int capacity; // msg_capacity
@@ -56,13 +82,13 @@ struct MessageLayout {
 };
 
 /// Final result of a cell, sent to its seed's process.
-enum : int { result_gid = 0, result_area, result_cx, result_cy, result_cols };
+enum : int { result_gid = 0, result_area, result_cx, result_cy, result_rank, result_cols };
 
 template <class MemorySpace>
 struct TravelStatistics {
   int rounds = 0;
-  long travelled_cells = 0; ///< messages sent (a cell that travels twice counts twice)
-  long bytes_sent = 0;      ///< message and result bytes that left their rank
+  long travelled_cells = 0; ///< messages sent by all ranks (one per hop)
+  long bytes_sent = 0;      ///< message and result bytes that left their rank, all ranks
   int reruns = 0;
   int msg_capacity = 0, inbox_capacity = 0;
 };
@@ -75,7 +101,7 @@ struct TravelStep {
   Forest<MemorySpace> forest;
   Kokkos::View<double const* [2], MemorySpace> domain_vertices;
   Kokkos::View<int const*, MemorySpace> domain_labels;
-  Kokkos::View<TreeNode const*, MemorySpace> rank_boxes; ///< [size]: every rank's box
+  Kokkos::View<RankTreeNode const*, MemorySpace> rank_tree; ///< every rank's box; root last
   int first_rank;                                        ///< global rank of local rank 0
   bool from_messages;                                    ///< items are messages, not seeds
   Kokkos::View<double const**, Kokkos::LayoutRight, MemorySpace> inbox;
@@ -136,31 +162,40 @@ struct TravelStep {
       overflow(item) = r == ClipResult::overflow ? 2 * capacity : 0;
       next_rank(item) = -1;
       results(item, result_gid) = seed.index;
+      results(item, result_rank) = rank;
       if (r == ClipResult::overflow)
         return;
     }
-    // The nearest rank, not visited yet, whose seeds may cut the cell.
+    // The nearest rank, not visited yet, whose seeds may cut the cell: a depth-first walk of
+    // the tree over the ranks' boxes, nearest child first, pruned by the stopping rule.
     int best = -1;
     double best_d2 = 0;
     if (r != ClipResult::emptied) {
       int const nb_visited = from_messages ? static_cast<int>(inbox(item, MessageLayout::nb_visited)) : 0;
-      int const size = static_cast<int>(rank_boxes.extent(0));
-      for (int other = 0; other < size; ++other) {
-        if (other == rank)
+      constexpr int max_stack = 64;
+      int stack[max_stack];
+      int sp = 0;
+      stack[sp++] = static_cast<int>(rank_tree.extent(0)) - 1;
+      while (sp > 0) {
+        RankTreeNode const node = rank_tree(stack[--sp]);
+        double const d2 = box_distance2(node.box, seed.x, seed.y);
+        if ((best >= 0 && d2 >= best_d2) || !node_may_cut(d2, seed.w, node.box.wmax, cell.max_radius2))
           continue;
-        TreeNode const box = rank_boxes(other);
-        double const d2 = box_distance2(box, seed.x, seed.y);
-        if (best >= 0 && d2 >= best_d2)
+        if (node.rank >= 0) {
+          bool skip = node.rank == rank;
+          for (int v = 0; v < nb_visited && !skip; ++v)
+            skip = static_cast<int>(inbox(item, layout.visited(v))) == node.rank;
+          if (!skip) {
+            best = node.rank;
+            best_d2 = d2;
+          }
           continue;
-        if (!node_may_cut(d2, seed.w, box.wmax, cell.max_radius2))
-          continue;
-        bool visited = false;
-        for (int v = 0; v < nb_visited && !visited; ++v)
-          visited = static_cast<int>(inbox(item, layout.visited(v))) == other;
-        if (visited)
-          continue;
-        best = other;
-        best_d2 = d2;
+        }
+        double const dl = box_distance2(rank_tree(node.left).box, seed.x, seed.y);
+        double const dr = box_distance2(rank_tree(node.right).box, seed.x, seed.y);
+        bool const left_first = dl <= dr;
+        stack[sp++] = left_first ? node.right : node.left;
+        stack[sp++] = left_first ? node.left : node.right;
       }
     }
     if (!outbox.extent(0)) {
@@ -259,6 +294,13 @@ public:
     DistributedOutputs<memory_space> out = send_results_home(results, first_gid, n);
     space_.fence();
     seconds["results"] = phase.seconds();
+    // Traffic over all the processes.
+    auto traffic = ranks_.allgather(std::vector<long>{statistics_.travelled_cells, statistics_.bytes_sent});
+    statistics_.travelled_cells = statistics_.bytes_sent = 0;
+    for (int p = 0; p < ranks_.process_count(); ++p) {
+      statistics_.travelled_cells += traffic[2 * p];
+      statistics_.bytes_sent += traffic[2 * p + 1];
+    }
     return out;
   }
 
@@ -342,7 +384,9 @@ private:
     forest_.depth = to_device("sdot::travel::depth", depth);
     // Every rank's box, on every process.
     auto all_boxes = ranks_.allgather(boxes_local);
-    rank_boxes_ = to_device("sdot::travel::rank_boxes", all_boxes);
+    std::vector<RankTreeNode> rank_tree;
+    build_rank_tree(all_boxes, 0, ranks_.size(), rank_tree);
+    rank_tree_ = to_device("sdot::travel::rank_tree", rank_tree);
   }
 
   template <class T>
@@ -376,7 +420,7 @@ private:
         functor.forest = base.forest;
         functor.domain_vertices = base.domain_vertices;
         functor.domain_labels = base.domain_labels;
-        functor.rank_boxes = base.rank_boxes;
+        functor.rank_tree = base.rank_tree;
         functor.first_rank = base.first_rank;
         functor.from_messages = base.from_messages;
         functor.inbox = base.inbox;
@@ -414,7 +458,7 @@ private:
     step.forest = forest_;
     step.domain_vertices = domain_vertices_;
     step.domain_labels = domain_labels_;
-    step.rank_boxes = rank_boxes_;
+    step.rank_tree = rank_tree_;
     step.first_rank = ranks_.first_local();
     step.layout = layout;
     step.from_messages = false;
@@ -435,7 +479,17 @@ private:
           Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::travel::overflow"), items);
       step.outbox = Rows();
       step.travellers = Kokkos::View<int const*, memory_space>();
-      run_step(step, items, "sdot::travel::decide");
+      // The first round does not depend on inbox_capacity: after a rerun for it, reuse it.
+      bool const first_round = !step.from_messages;
+      if (first_round && first_round_.valid && first_round_.polygon_capacity == polygon_capacity()) {
+        step.next_rank = first_round_.next_rank;
+        step.results = first_round_.results;
+        step.overflow = first_round_.overflow;
+      } else {
+        run_step(step, items, "sdot::travel::decide");
+        if (first_round)
+          first_round_ = {true, polygon_capacity(), step.next_rank, step.results, step.overflow};
+      }
 
       // Sizes found too small anywhere stop the run everywhere (spmd reruns it).
       auto overflow = step.overflow;
@@ -544,7 +598,11 @@ private:
           dest(i) = loom::detail::segment_of(process_first, processes, gid) * local;
         });
     auto home = loom::distribute(space_, ranks_, dest, results);
-    statistics_.bytes_sent += static_cast<long>(count) * result_cols * sizeof(double);
+    long leaving = 0; // results that leave the rank where their cell finished
+    Kokkos::parallel_reduce(
+        "sdot::travel::results_leaving", Policy(space_, 0, count),
+        KOKKOS_LAMBDA(int i, long& c) { c += dest(i) != static_cast<int>(results(i, result_rank)); }, leaving);
+    statistics_.bytes_sent += leaving * result_cols * static_cast<long>(sizeof(double));
     DistributedOutputs<memory_space> out;
     out.measures = Kokkos::View<double*, memory_space>(Kokkos::view_alloc(space_, "sdot::measures"), n);
     out.centroids = Kokkos::View<double* [2], memory_space>(Kokkos::view_alloc(space_, "sdot::centroids"), n);
@@ -570,8 +628,15 @@ private:
   int leaf_size_;
   loom::Capacity msg_capacity_, inbox_capacity_;
   Forest<memory_space> forest_;
-  Kokkos::View<TreeNode*, memory_space> rank_boxes_;
+  Kokkos::View<RankTreeNode*, memory_space> rank_tree_;
   std::vector<std::int64_t> process_first_;
+  struct FirstRound {
+    bool valid = false;
+    int polygon_capacity = 0;
+    Kokkos::View<int*, memory_space> next_rank;
+    Rows results;
+    Kokkos::View<int*, memory_space> overflow;
+  } first_round_;
   long bytes_sent_seeds_ = 0;
   TravelStatistics<memory_space> statistics_;
 };
