@@ -136,6 +136,7 @@ public:
       std::int64_t first = 0;
       for (int p = 0; p < ranks_.process_rank(); ++p)
         first += before[p];
+      first_global_index_ = first;
       detail::validate_seeds(space_, positions_, weights_, first);
     } catch (std::invalid_argument const& e) {
       problem = e.what();
@@ -167,12 +168,16 @@ public:
       return outputs_.centroids;
   }
 
-  /// The cells as polygons (computed on each call; one box only, for now).
+  /// The cells as polygons (computed on each call). With spread input, the cells of this
+  /// process's seeds, in its input order; edge sources are global seed indices (this
+  /// process's seed i is global seed first_global_index() + i). Collective when spread.
   CellPolygons<memory_space> cell_polygons() {
-    if (ranks_.size() > 1)
-      throw std::invalid_argument(
-          "sdot::PowerDiagram::cell_polygons: not available yet with several ranks or boxes");
     compute();
+    if (ranks_.size() > 1) {
+      std::map<std::string, double> seconds;
+      auto out = travelling_->run(seconds, true);
+      return {out.polygon_offsets, out.polygon_vertices, out.polygon_labels};
+    }
     using Policy = Kokkos::RangePolicy<ExecutionSpace>;
     int const n = size();
     CellPolygons<memory_space> polygons;
@@ -204,7 +209,12 @@ public:
     return polygons;
   }
 
+  /// Seeds of this process (all of them for whole input).
   int size() const { return static_cast<int>(positions_.extent(0)); }
+  /// Global index of this process's first seed (0 for whole input).
+  std::int64_t first_global_index() const { return first_global_index_; }
+  /// The ranks that compute the diagram.
+  loom::Ranks const& ranks() const { return ranks_; }
   DomainPolygon const& domain() const { return domain_; }
   PowerDiagramOptions const& options() const { return options_; }
   PowerDiagramStatistics const& statistics() const { return statistics_; }
@@ -335,6 +345,7 @@ private:
   detail::SeedTree<memory_space> tree_;
   detail::CellOutputs<memory_space> outputs_;
   PowerDiagramStatistics statistics_;
+  std::int64_t first_global_index_ = 0;
   bool computed_ = false;
 };
 

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <numeric>
 
 using namespace sdot_test;
@@ -157,4 +158,33 @@ TEST(Boxes, Deterministic) {
   auto b = measures_with(c, unit_square(), options);
   for (std::size_t i = 0; i < a.size(); ++i)
     ASSERT_EQ(a[i], b[i]) << "seed " << i;
+}
+
+TEST(Boxes, CellPolygonsMatchOneBox) {
+  auto c = uniform_cloud(600, 1.0 / 600, 32);
+  sdot::PowerDiagram<> one(positions_view(c), weights_view(c), unit_square());
+  sdot::PowerDiagramOptions options;
+  options.nb_boxes = 5;
+  sdot::PowerDiagram<> five(positions_view(c), weights_view(c), unit_square(), options);
+  auto a = one.cell_polygons();
+  auto b = five.cell_polygons();
+  auto ao = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), a.offsets);
+  auto bo = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), b.offsets);
+  auto bv = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), b.vertices);
+  auto as = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), a.edge_sources);
+  auto bs = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), b.edge_sources);
+  auto m = to_vector(one.measures());
+  for (int i = 0; i < 600; ++i) {
+    // Same neighbours (as sets: the first vertex may differ), same area.
+    std::vector<int> na(as.data() + ao(i), as.data() + ao(i + 1)), nb(bs.data() + bo(i), bs.data() + bo(i + 1));
+    std::sort(na.begin(), na.end());
+    std::sort(nb.begin(), nb.end());
+    EXPECT_EQ(na, nb) << "cell " << i;
+    double area = 0;
+    for (int k = bo(i); k < bo(i + 1); ++k) {
+      int l = k + 1 == bo(i + 1) ? bo(i) : k + 1;
+      area += bv(k, 0) * bv(l, 1) - bv(l, 0) * bv(k, 1);
+    }
+    EXPECT_NEAR(area / 2, m[i], 1e-14) << "cell " << i;
+  }
 }

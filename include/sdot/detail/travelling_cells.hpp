@@ -82,7 +82,9 @@ struct MessageLayout {
 };
 
 /// Final result of a cell, sent to its seed's process.
-enum : int { result_gid = 0, result_area, result_cx, result_cy, result_rank, result_cols };
+/// With polygons, nb_vertices then (x, y, edge label) per vertex follow (absolute coordinates).
+enum : int { result_gid = 0, result_area, result_cx, result_cy, result_rank, result_cols,
+             result_nb_vertices = result_cols, result_first_vertex };
 
 template <class MemorySpace>
 struct TravelStatistics {
@@ -207,6 +209,15 @@ struct TravelStep {
         results(item, result_area) = area;
         results(item, result_cx) = area > 0 ? seed.x + mx / area : seed.x;
         results(item, result_cy) = area > 0 ? seed.y + my / area : seed.y;
+        if (results.extent(1) > result_cols) {
+          int const nv = r == ClipResult::emptied ? 0 : cell.size;
+          results(item, result_nb_vertices) = nv;
+          for (int v = 0; v < nv; ++v) {
+            results(item, result_first_vertex + 3 * v) = seed.x + cell.x(v);
+            results(item, result_first_vertex + 3 * v + 1) = seed.y + cell.y(v);
+            results(item, result_first_vertex + 3 * v + 2) = cell.label(v);
+          }
+        }
       } else {
         int const nb_visited = from_messages ? static_cast<int>(inbox(item, MessageLayout::nb_visited)) : 0;
         int const needed = cell.size > nb_visited + 1 ? cell.size : nb_visited + 1;
@@ -241,6 +252,10 @@ template <class MemorySpace>
 struct DistributedOutputs {
   Kokkos::View<double*, MemorySpace> measures;
   Kokkos::View<double* [2], MemorySpace> centroids;
+  // With polygons: cell i has vertices [polygon_offsets(i), polygon_offsets(i+1)).
+  Kokkos::View<int*, MemorySpace> polygon_offsets;
+  Kokkos::View<double* [2], MemorySpace> polygon_vertices;
+  Kokkos::View<int*, MemorySpace> polygon_labels;
 };
 
 /// The distributed computation of this process's part of the diagram (collective).
@@ -262,7 +277,8 @@ public:
         msg_capacity_(msg_capacity), inbox_capacity_(inbox_capacity) {}
 
   /// Measures and centroids of this process's seeds; `seconds` gets one entry per phase.
-  DistributedOutputs<memory_space> run(std::map<std::string, double>& seconds) {
+  DistributedOutputs<memory_space> run(std::map<std::string, double>& seconds, bool with_polygons = false) {
+    with_polygons_ = with_polygons;
     loom::compat::ScopedRegion region("sdot::travelling_cells");
     Kokkos::Timer phase;
     int const n = static_cast<int>(positions_.extent(0));
@@ -276,7 +292,8 @@ public:
     if (total >= (std::int64_t(1) << 31) - 1)
       throw std::invalid_argument("sdot: more than 2^31 - 2 seeds are not supported yet");
 
-    build_boxes_and_trees(first_gid, total);
+    if (!forest_.seeds.extent(0) && forest_.local_count == 0)
+      build_boxes_and_trees(first_gid, total);
     space_.fence();
     seconds["boxes"] = phase.seconds();
     phase.reset();
@@ -399,6 +416,8 @@ private:
     return d;
   }
 
+  int result_width() const { return with_polygons_ ? result_first_vertex + 3 * polygon_capacity() : result_cols; }
+
   /// Kernel-local polygon capacity for a message capacity (≥ 2 × msg_capacity).
   int polygon_capacity() const {
     int c = 32;
@@ -474,14 +493,15 @@ private:
       step.next_rank = Kokkos::View<int*, memory_space>(
           Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::travel::next_rank"), items);
       step.results = Rows(Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::travel::results"),
-                          items, result_cols);
+                          items, result_width());
       step.overflow = Kokkos::View<int*, memory_space>(
           Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::travel::overflow"), items);
       step.outbox = Rows();
       step.travellers = Kokkos::View<int const*, memory_space>();
       // The first round does not depend on inbox_capacity: after a rerun for it, reuse it.
       bool const first_round = !step.from_messages;
-      if (first_round && first_round_.valid && first_round_.polygon_capacity == polygon_capacity()) {
+      if (first_round && first_round_.valid && first_round_.polygon_capacity == polygon_capacity() &&
+          static_cast<int>(first_round_.results.extent(1)) == result_width()) {
         step.next_rank = first_round_.next_rank;
         step.results = first_round_.results;
         step.overflow = first_round_.overflow;
@@ -527,13 +547,14 @@ private:
       // Finished cells: keep their result rows.
       int done = items - travellers;
       if (done > 0) {
-        Rows kept(Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::travel::finished"), done, result_cols);
+        int const width = result_width();
+        Rows kept(Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::travel::finished"), done, width);
         auto results = step.results;
         Kokkos::parallel_scan(
             "sdot::travel::keep_finished", Policy(space_, 0, items), KOKKOS_LAMBDA(int i, int& k, bool final) {
               if (next_rank(i) < 0) {
                 if (final)
-                  for (int c = 0; c < result_cols; ++c)
+                  for (int c = 0; c < width; ++c)
                     kept(k, c) = results(i, c);
                 ++k;
               }
@@ -575,7 +596,7 @@ private:
       items = static_cast<int>(inbox.extent(0));
     }
     Rows all(Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::travel::all_finished"), finished_count,
-             result_cols);
+             result_width());
     std::int64_t at = 0;
     for (auto const& part : finished) {
       std::int64_t const c = part.extent(0);
@@ -602,7 +623,7 @@ private:
     Kokkos::parallel_reduce(
         "sdot::travel::results_leaving", Policy(space_, 0, count),
         KOKKOS_LAMBDA(int i, long& c) { c += dest(i) != static_cast<int>(results(i, result_rank)); }, leaving);
-    statistics_.bytes_sent += leaving * result_cols * static_cast<long>(sizeof(double));
+    statistics_.bytes_sent += leaving * static_cast<long>(results.extent(1) * sizeof(double));
     DistributedOutputs<memory_space> out;
     out.measures = Kokkos::View<double*, memory_space>(Kokkos::view_alloc(space_, "sdot::measures"), n);
     out.centroids = Kokkos::View<double* [2], memory_space>(Kokkos::view_alloc(space_, "sdot::centroids"), n);
@@ -616,6 +637,42 @@ private:
           centroids(k, 0) = rows(i, result_cx);
           centroids(k, 1) = rows(i, result_cy);
         });
+    if (with_polygons_) {
+      int const received = static_cast<int>(rows.extent(0));
+      out.polygon_offsets = Kokkos::View<int*, memory_space>(Kokkos::view_alloc(space_, "sdot::polygons::offsets"), n + 1);
+      auto offsets = out.polygon_offsets;
+      Kokkos::parallel_for(
+          "sdot::travel::polygon_counts", Policy(space_, 0, received), KOKKOS_LAMBDA(int i) {
+            auto const k = static_cast<std::int64_t>(rows(i, result_gid)) - first_gid;
+            offsets(k) = static_cast<int>(rows(i, result_nb_vertices));
+          });
+      int total = 0;
+      Kokkos::parallel_scan(
+          "sdot::travel::polygon_offsets", Policy(space_, 0, n + 1),
+          KOKKOS_LAMBDA(int i, int& partial, bool final) {
+            int const count = i < n ? offsets(i) : 0;
+            if (final)
+              offsets(i) = partial;
+            partial += count;
+          },
+          total);
+      out.polygon_vertices = Kokkos::View<double* [2], memory_space>(
+          Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::polygons::vertices"), total);
+      out.polygon_labels = Kokkos::View<int*, memory_space>(
+          Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::polygons::edge_sources"), total);
+      auto vertices = out.polygon_vertices;
+      auto labels = out.polygon_labels;
+      Kokkos::parallel_for(
+          "sdot::travel::polygon_vertices", Policy(space_, 0, received), KOKKOS_LAMBDA(int i) {
+            auto const k = static_cast<std::int64_t>(rows(i, result_gid)) - first_gid;
+            int const nv = static_cast<int>(rows(i, result_nb_vertices));
+            for (int v = 0; v < nv; ++v) {
+              vertices(offsets(k) + v, 0) = rows(i, result_first_vertex + 3 * v);
+              vertices(offsets(k) + v, 1) = rows(i, result_first_vertex + 3 * v + 1);
+              labels(offsets(k) + v) = static_cast<int>(rows(i, result_first_vertex + 3 * v + 2));
+            }
+          });
+    }
     return out;
   }
 
@@ -638,6 +695,7 @@ private:
     Kokkos::View<int*, memory_space> overflow;
   } first_round_;
   long bytes_sent_seeds_ = 0;
+  bool with_polygons_ = false;
   TravelStatistics<memory_space> statistics_;
 };
 
