@@ -10,6 +10,7 @@
 #include <sdot/detail/seed_tree.hpp>
 
 #include <cstdint>
+#include <algorithm>
 #include <cstring>
 #include <vector>
 
@@ -138,6 +139,10 @@ Kokkos::View<int*, MemorySpace> bisect_into_boxes(ExecutionSpace const& space, l
       Kokkos::deep_copy(space, selection, h);
     };
     for (int stage = 0; stage < 2; ++stage) {
+      // After the coordinate, the global index only matters where seeds of equal coordinate
+      // must be split (target > 0 among them): lattices, duplicates.
+      if (stage == 1 && std::all_of(target.begin(), target.end(), [](std::int64_t t) { return t == 0; }))
+        break;
       int const bytes = stage == 0 ? 8 : gid_bytes;
       for (int b = bytes - 1; b >= 0; --b) {
         int const shift = 8 * b;

@@ -1,0 +1,135 @@
+// Distributed power diagram benchmarks. Run under MPI with any number of processes:
+//   mpiexec -n 1 bench_distributed ; mpiexec -n 2 bench_distributed
+// Every process runs the same fixed number of iterations (collectives inside); the time of
+// an iteration is the slowest process's (manual time), reported by process 0 only.
+#include <loom/loom.hpp>
+#include <sdot/sdot.hpp>
+
+#include <Kokkos_Core.hpp>
+#include <benchmark/benchmark.h>
+#include <mpi.h>
+
+#include <cstdint>
+#include <random>
+#include <vector>
+
+namespace {
+
+/// This process's block of a uniform cloud of n seeds (weights U[0, 1/n]), the same cloud
+/// whatever the number of processes.
+void uniform_block(std::int64_t n, int rank, int size, Kokkos::View<double* [2]>& x, Kokkos::View<double*>& w) {
+  std::int64_t const first = n * rank / size, last = n * (rank + 1) / size;
+  x = Kokkos::View<double* [2]>("bench::positions", last - first);
+  w = Kokkos::View<double*>("bench::weights", last - first);
+  auto xh = Kokkos::create_mirror_view(x);
+  auto wh = Kokkos::create_mirror_view(w);
+  std::mt19937_64 rng(12345);
+  std::uniform_real_distribution<double> u(0, 1);
+  for (std::int64_t i = 0; i < last; ++i) {
+    double a = u(rng), b = u(rng), c = u(rng) / n;
+    if (i >= first) {
+      xh(i - first, 0) = a;
+      xh(i - first, 1) = b;
+      wh(i - first) = c;
+    }
+  }
+  Kokkos::deep_copy(x, xh);
+  Kokkos::deep_copy(w, wh);
+}
+
+template <class Diagram>
+void report(benchmark::State& state, Diagram const& pd, std::int64_t n) {
+  auto const& st = pd.statistics();
+  state.counters["ns_per_cell"] = 0;
+  state.counters["ranks"] = st.ranks;
+  state.counters["rounds"] = st.rounds;
+  state.counters["travelled_per_seed"] = double(st.travelled_cells) / n;
+  state.counters["bytes_per_seed"] = double(st.bytes_sent) / n;
+  state.counters["reruns"] = st.reruns;
+}
+
+double slowest(double seconds) {
+  MPI_Allreduce(MPI_IN_PLACE, &seconds, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  return seconds;
+}
+
+// Seeds spread over the MPI processes (one rank per process).
+void BM_SpreadOverProcesses(benchmark::State& state) {
+  std::int64_t const n = state.range(0);
+  auto ranks = loom::MpiRanks(MPI_COMM_WORLD);
+  Kokkos::View<double* [2]> x;
+  Kokkos::View<double*> w;
+  uniform_block(n, ranks.process_rank(), ranks.process_count(), x, w);
+  double total = 0;
+  for (auto _ : state) {
+    MPI_Barrier(MPI_COMM_WORLD);
+    Kokkos::Timer timer;
+    sdot::PowerDiagram pd(loom::spread(x, ranks), loom::spread(w, ranks), sdot::box_half_spaces({0, 0}, {1, 1}));
+    auto m = pd.measures();
+    Kokkos::fence();
+    double const t = slowest(timer.seconds());
+    state.SetIterationTime(t);
+    total += t;
+    report(state, pd, n);
+  }
+  state.counters["ns_per_cell"] = 1e9 * total / state.iterations() / n;
+  state.counters["processes"] = ranks.process_count();
+}
+BENCHMARK(BM_SpreadOverProcesses)->Arg(100000)->Arg(1000000)->Iterations(3)->UseManualTime()->Unit(benchmark::kMillisecond);
+
+// nb_boxes ranks emulated in one process (run it with one process).
+void BM_BoxesOnOneDevice(benchmark::State& state) {
+  int processes = 1;
+  MPI_Comm_size(MPI_COMM_WORLD, &processes);
+  if (processes > 1) {
+    state.SkipWithError("boxes on one device: run with one process");
+    return;
+  }
+  std::int64_t const n = state.range(0);
+  Kokkos::View<double* [2]> x;
+  Kokkos::View<double*> w;
+  uniform_block(n, 0, 1, x, w);
+  sdot::PowerDiagramOptions options;
+  options.nb_boxes = static_cast<int>(state.range(1));
+  double total = 0;
+  for (auto _ : state) {
+    Kokkos::Timer timer;
+    sdot::PowerDiagram pd(x, w, sdot::box_half_spaces({0, 0}, {1, 1}), options);
+    auto m = pd.measures();
+    Kokkos::fence();
+    double const t = timer.seconds();
+    state.SetIterationTime(t);
+    total += t;
+    report(state, pd, n);
+  }
+  state.counters["ns_per_cell"] = 1e9 * total / state.iterations() / n;
+}
+BENCHMARK(BM_BoxesOnOneDevice)
+    ->ArgsProduct({{1000000}, {1, 8, 64, 256, 1024}})
+    ->Iterations(3)
+    ->UseManualTime()
+    ->Unit(benchmark::kMillisecond);
+
+} // namespace
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  {
+    Kokkos::ScopeGuard kokkos(argc, argv);
+    int rank = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    benchmark::Initialize(&argc, argv);
+    if (rank == 0) {
+      benchmark::RunSpecifiedBenchmarks();
+    } else {
+      struct Silent : benchmark::BenchmarkReporter {
+        bool ReportContext(Context const&) override { return true; }
+        void ReportRuns(std::vector<Run> const&) override {}
+      } silent;
+      benchmark::RunSpecifiedBenchmarks(&silent);
+    }
+    benchmark::Shutdown();
+  }
+  MPI_Finalize();
+  return 0;
+}
