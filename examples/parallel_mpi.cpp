@@ -44,7 +44,7 @@ int main(int argc, char* argv[]) {
 
     sdot::PowerDiagram pd(loom::spread(positions, ranks), loom::spread(weights, ranks),
                           sdot::box_half_spaces({0, 0}, {1, 1}));
-    auto m = pd.measures(); // spread like the positions: m.value() holds this process's block
+    auto m = pd.measures();       // spread like the positions: m.value() holds this process's block
     double const total = m.sum(); // over all the processes: every one gets it
     if (rank == 0)
       std::printf("%.15g\n", total);

@@ -119,24 +119,27 @@ distribute(ExecSpace const& space, Ranks const& ranks, DestView const& dest,
       Kokkos::view_alloc(space, "loom::distribute::totals"), size);
   Kokkos::parallel_for("loom::distribute::count", Policy(space, 0, chunks),
                        detail::DistributeCount<DestView, decltype(hist)>{dest, hist, n, chunk});
-  Kokkos::parallel_for("loom::distribute::scan", Kokkos::RangePolicy<ExecSpace>(space, 0, size),
-                       detail::DistributeScan<decltype(hist), decltype(totals)>{hist, totals, chunks});
+  Kokkos::parallel_for(
+      "loom::distribute::scan", Kokkos::RangePolicy<ExecSpace>(space, 0, size),
+      detail::DistributeScan<decltype(hist), decltype(totals)>{hist, totals, chunks});
   auto totals_host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), totals);
   std::vector<std::int64_t> starts(size + 1, 0);
   for (int d = 0; d < size; ++d)
     starts[d + 1] = starts[d] + totals_host(d);
   Kokkos::View<std::int64_t*, MemSpace> starts_view(
       Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "loom::distribute::starts"), size);
-  Kokkos::deep_copy(space, starts_view,
-                    Kokkos::View<std::int64_t*, Kokkos::HostSpace,
-                                 Kokkos::MemoryTraits<Kokkos::Unmanaged>>(starts.data(), size));
+  Kokkos::deep_copy(
+      space, starts_view,
+      Kokkos::View<std::int64_t*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(
+          starts.data(), size));
   using RowsView = Kokkos::View<T**, Kokkos::LayoutRight, MemSpace>;
-  RowsView sorted(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "loom::distribute::sorted"),
-                  starts[size], cols);
-  Kokkos::parallel_for("loom::distribute::place", Policy(space, 0, chunks),
-                       detail::DistributePlace<DestView, decltype(hist), decltype(starts_view),
-                                               RowsView, RowsView>{dest, hist, starts_view, rows,
-                                                                   sorted, n, chunk, cols});
+  RowsView sorted(
+      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "loom::distribute::sorted"),
+      starts[size], cols);
+  Kokkos::parallel_for(
+      "loom::distribute::place", Policy(space, 0, chunks),
+      detail::DistributePlace<DestView, decltype(hist), decltype(starts_view), RowsView, RowsView>{
+          dest, hist, starts_view, rows, sorted, n, chunk, cols});
   space.fence();
 
   Distributed<T, MemSpace> result;
@@ -164,8 +167,9 @@ distribute(ExecSpace const& space, Ranks const& ranks, DestView const& dest,
   std::int64_t received = 0;
   for (auto c : recv_counts)
     received += c;
-  RowsView incoming(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "loom::distribute::incoming"),
-                    received, cols);
+  RowsView incoming(
+      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "loom::distribute::incoming"),
+      received, cols);
 #ifdef LOOM_ENABLE_GPU_AWARE_MPI
   ranks.alltoallv_bytes(sorted.data(), send_counts, incoming.data(), recv_counts, cols * sizeof(T));
 #else
@@ -187,8 +191,9 @@ distribute(ExecSpace const& space, Ranks const& ranks, DestView const& dest,
     result.rows = incoming;
     return result;
   }
-  result.rows = RowsView(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "loom::distribute::rows"),
-                         received, cols);
+  result.rows =
+      RowsView(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "loom::distribute::rows"),
+               received, cols);
   std::int64_t from = 0;
   std::vector<std::int64_t> cursor(result.offsets.begin(), result.offsets.end() - 1);
   for (int p = 0; p < processes; ++p)

@@ -38,15 +38,15 @@ struct PowerDiagramOptions {
 
 /// What a computation did, for users and benchmarks.
 struct PowerDiagramStatistics {
-  int overflowed_cells = 0;   ///< cells that needed more than vertex_capacity vertices
-  int vertex_reruns = 0;      ///< kernel passes after the first, for those cells
+  int overflowed_cells = 0; ///< cells that needed more than vertex_capacity vertices
+  int vertex_reruns = 0;    ///< kernel passes after the first, for those cells
   int final_vertex_capacity = 0;
-  int ranks = 1;              ///< ranks (boxes) that computed the diagram
-  int rounds = 0;             ///< rounds of travelling cells
-  long travelled_cells = 0;   ///< messages sent by all the ranks (one per hop of a cell)
-  long bytes_sent = 0;        ///< bytes of messages and results sent to other ranks, all ranks
-  int reruns = 0;             ///< reruns because msg_capacity or inbox_capacity was too small
-  int msg_capacity = 0;       ///< final sizes (kept for the next call)
+  int ranks = 1;            ///< ranks (boxes) that computed the diagram
+  int rounds = 0;           ///< rounds of travelling cells
+  long travelled_cells = 0; ///< messages sent by all the ranks (one per hop of a cell)
+  long bytes_sent = 0;      ///< bytes of messages and results sent to other ranks, all ranks
+  int reruns = 0;           ///< reruns because msg_capacity or inbox_capacity was too small
+  int msg_capacity = 0;     ///< final sizes (kept for the next call)
   int inbox_capacity = 0;
   std::map<std::string, double> seconds; ///< per phase, and "total"
 };
@@ -89,7 +89,8 @@ public:
   static constexpr bool is_spread = std::is_same<Input, SpreadInput>::value;
   /// What measures() returns: a View, or a loom::Spread of Views for spread input.
   using measures_type = std::conditional_t<is_spread, loom::Spread<scalars_type>, scalars_type>;
-  using centroids_type = std::conditional_t<is_spread, loom::Spread<positions_type>, positions_type>;
+  using centroids_type =
+      std::conditional_t<is_spread, loom::Spread<positions_type>, positions_type>;
 
   /// @param positions the seeds, [N, 2]
   /// @param weights one weight per seed, [N]
@@ -129,7 +130,8 @@ public:
         throw std::invalid_argument(
             "sdot::PowerDiagram: with spread input the ranks come from the spread (" +
             std::to_string(ranks_.local_count()) +
-            " per process); choose boxes per process with loom::MpiRanks(comm, K), not nb_boxes = " +
+            " per process); choose boxes per process with loom::MpiRanks(comm, K), not nb_boxes "
+            "= " +
             std::to_string(options_.nb_boxes));
       std::int64_t const n = positions_.extent(0);
       auto before = ranks_.allgather(std::vector<std::int64_t>{n});
@@ -229,8 +231,8 @@ private:
   }
 
   void upload_domain() {
-    auto vertices_host = Kokkos::View<double* [2], Kokkos::HostSpace>(
-        "sdot::domain::vertices", domain_.vertices.size());
+    auto vertices_host = Kokkos::View<double* [2], Kokkos::HostSpace>("sdot::domain::vertices",
+                                                                      domain_.vertices.size());
     auto labels_host =
         Kokkos::View<int*, Kokkos::HostSpace>("sdot::domain::labels", domain_.vertices.size());
     for (std::size_t k = 0; k < domain_.vertices.size(); ++k) {
@@ -259,8 +261,9 @@ private:
 
   Kokkos::View<double const* [2], memory_space> const_domain_vertices() const {
     return domain_vertices_;
+  } Kokkos::View<int const*, memory_space> const_domain_labels() const {
+    return domain_labels_;
   }
-  Kokkos::View<int const*, memory_space> const_domain_labels() const { return domain_labels_; }
 
   detail::CellOutputs<memory_space> scratch_outputs() const {
     int const n = size();
@@ -292,20 +295,20 @@ private:
   void compute_one_box() {
     Kokkos::Timer phase;
     int const n = size();
-    tree_ = detail::build_seed_tree(space_, Kokkos::View<double const* [2], memory_space>(positions_),
-                                    Kokkos::View<double const*, memory_space>(weights_),
-                                    options_.leaf_size);
+    tree_ = detail::build_seed_tree(
+        space_, Kokkos::View<double const* [2], memory_space>(positions_),
+        Kokkos::View<double const*, memory_space>(weights_), options_.leaf_size);
     space_.fence();
     statistics_.seconds["tree"] = phase.seconds();
     phase.reset();
     outputs_.measures =
         scalars_type(Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::measures"), n);
-    outputs_.centroids =
-        positions_type(Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::centroids"), n);
+    outputs_.centroids = positions_type(
+        Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::centroids"), n);
     outputs_.vertex_counts = Kokkos::View<int*, memory_space>(
         Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::vertex_counts"), n);
-    auto report = detail::build_cells(space_, tree_, const_domain_vertices(),
-                                      const_domain_labels(), options_.vertex_capacity, outputs_);
+    auto report = detail::build_cells(space_, tree_, const_domain_vertices(), const_domain_labels(),
+                                      options_.vertex_capacity, outputs_);
     space_.fence();
     statistics_.seconds["cells"] = phase.seconds();
     statistics_.overflowed_cells = report.overflowed_cells;

@@ -17,7 +17,8 @@ namespace {
 
 /// This process's block of a uniform cloud of n seeds (weights U[0, 1/n]), the same cloud
 /// whatever the number of processes.
-void uniform_block(std::int64_t n, int rank, int size, Kokkos::View<double* [2]>& x, Kokkos::View<double*>& w) {
+void uniform_block(std::int64_t n, int rank, int size, Kokkos::View<double* [2]>& x,
+                   Kokkos::View<double*>& w) {
   std::int64_t const first = n * rank / size, last = n * (rank + 1) / size;
   x = Kokkos::View<double* [2]>("bench::positions", last - first);
   w = Kokkos::View<double*>("bench::weights", last - first);
@@ -64,7 +65,8 @@ void BM_SpreadOverProcesses(benchmark::State& state) {
   for (auto _ : state) {
     MPI_Barrier(MPI_COMM_WORLD);
     Kokkos::Timer timer;
-    sdot::PowerDiagram pd(loom::spread(x, ranks), loom::spread(w, ranks), sdot::box_half_spaces({0, 0}, {1, 1}));
+    sdot::PowerDiagram pd(loom::spread(x, ranks), loom::spread(w, ranks),
+                          sdot::box_half_spaces({0, 0}, {1, 1}));
     auto m = pd.measures();
     Kokkos::fence();
     double const t = slowest(timer.seconds());
@@ -75,7 +77,12 @@ void BM_SpreadOverProcesses(benchmark::State& state) {
   state.counters["ns_per_cell"] = 1e9 * total / state.iterations() / n;
   state.counters["processes"] = ranks.process_count();
 }
-BENCHMARK(BM_SpreadOverProcesses)->Arg(100000)->Arg(1000000)->Iterations(3)->UseManualTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_SpreadOverProcesses)
+    ->Arg(100000)
+    ->Arg(1000000)
+    ->Iterations(3)
+    ->UseManualTime()
+    ->Unit(benchmark::kMillisecond);
 
 // nb_boxes ranks emulated in one process (run it with one process).
 void BM_BoxesOnOneDevice(benchmark::State& state) {

@@ -80,8 +80,8 @@ DomainPolygon domain_polygon(std::vector<HalfSpace> const& half_spaces) {
         continue;
       bool kept = true;
       for (auto const& hs : half_spaces) {
-        double scale = std::hypot(hs.normal[0], hs.normal[1]) * std::hypot(p[0], p[1]) +
-                       std::abs(hs.offset);
+        double scale =
+            std::hypot(hs.normal[0], hs.normal[1]) * std::hypot(p[0], p[1]) + std::abs(hs.offset);
         kept = kept && hs.normal[0] * p[0] + hs.normal[1] * p[1] - hs.offset <= 1e-9 * scale;
       }
       if (kept) {
@@ -95,11 +95,14 @@ DomainPolygon domain_polygon(std::vector<HalfSpace> const& half_spaces) {
     throw std::invalid_argument(msg.str());
   }
   extent = 2 * extent + 1;
-  std::vector<Point> poly = {{-extent, -extent}, {extent, -extent}, {extent, extent}, {-extent, extent}};
+  std::vector<Point> poly = {
+      {-extent, -extent}, {extent, -extent}, {extent, extent}, {-extent, extent}};
   std::vector<int> label = {-1, -1, -1, -1};
   for (int h = 0; h < n && !poly.empty(); ++h) {
     auto const& hs = half_spaces[h];
-    auto side = [&](Point const& p) { return hs.normal[0] * p[0] + hs.normal[1] * p[1] - hs.offset; };
+    auto side = [&](Point const& p) {
+      return hs.normal[0] * p[0] + hs.normal[1] * p[1] - hs.offset;
+    };
     std::vector<Point> out;
     std::vector<int> out_label;
     std::size_t m = poly.size();
@@ -143,8 +146,8 @@ DomainPolygon domain_polygon(std::vector<HalfSpace> const& half_spaces) {
     area += p[0] * q[1] - p[1] * q[0];
   }
   area /= 2;
-  bool touches_frame = std::find(domain.edge_half_space.begin(), domain.edge_half_space.end(), -1) !=
-                       domain.edge_half_space.end();
+  bool touches_frame = std::find(domain.edge_half_space.begin(), domain.edge_half_space.end(),
+                                 -1) != domain.edge_half_space.end();
   if (nv < 3 || !(area > 0) || touches_frame) {
     std::ostringstream msg;
     msg << "sdot: the domain given by " << n << " boundary half-spaces is empty (area " << area

@@ -13,7 +13,9 @@ using namespace sdot_test;
 
 namespace {
 
-std::vector<sdot::HalfSpace> unit_square() { return sdot::box_half_spaces({0, 0}, {1, 1}); }
+std::vector<sdot::HalfSpace> unit_square() {
+  return sdot::box_half_spaces({0, 0}, {1, 1});
+}
 
 std::vector<double> measures_with(Cloud const& c, std::vector<sdot::HalfSpace> const& hs,
                                   sdot::PowerDiagramOptions options,
@@ -48,7 +50,9 @@ void expect_same_as_one_box(Cloud const& c, std::vector<int> const& boxes,
 
 } // namespace
 
-TEST(Boxes, UniformCloud) { expect_same_as_one_box(uniform_cloud(2000, 1.0 / 2000, 21), {1, 2, 3, 8, 64, 257}); }
+TEST(Boxes, UniformCloud) {
+  expect_same_as_one_box(uniform_cloud(2000, 1.0 / 2000, 21), {1, 2, 3, 8, 64, 257});
+}
 
 TEST(Boxes, MatchesBruteForce) {
   auto c = uniform_cloud(300, 2.0 / 300, 22);
@@ -60,7 +64,9 @@ TEST(Boxes, MatchesBruteForce) {
     EXPECT_NEAR(m[i], ref.measures[i], 1e-12) << "seed " << i;
 }
 
-TEST(Boxes, Lattice) { expect_same_as_one_box(lattice_cloud(20), {2, 3, 8, 64}); }
+TEST(Boxes, Lattice) {
+  expect_same_as_one_box(lattice_cloud(20), {2, 3, 8, 64});
+}
 
 TEST(Boxes, ClusteredInOneCorner) {
   // Most boxes tiny near the corner; cells of the few far seeds travel far.
@@ -176,7 +182,8 @@ TEST(Boxes, CellPolygonsMatchOneBox) {
   auto m = to_vector(one.measures());
   for (int i = 0; i < 600; ++i) {
     // Same neighbours (as sets: the first vertex may differ), same area.
-    std::vector<int> na(as.data() + ao(i), as.data() + ao(i + 1)), nb(bs.data() + bo(i), bs.data() + bo(i + 1));
+    std::vector<int> na(as.data() + ao(i), as.data() + ao(i + 1)),
+        nb(bs.data() + bo(i), bs.data() + bo(i + 1));
     std::sort(na.begin(), na.end());
     std::sort(nb.begin(), nb.end());
     EXPECT_EQ(na, nb) << "cell " << i;

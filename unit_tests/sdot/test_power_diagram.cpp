@@ -13,7 +13,9 @@ using namespace sdot_test;
 
 namespace {
 
-std::vector<sdot::HalfSpace> unit_square() { return sdot::box_half_spaces({0, 0}, {1, 1}); }
+std::vector<sdot::HalfSpace> unit_square() {
+  return sdot::box_half_spaces({0, 0}, {1, 1});
+}
 
 std::vector<sdot::HalfSpace> triangle() {
   // (0,0), (1,0), (0.3,0.9)
@@ -91,7 +93,9 @@ TEST(PowerDiagram, UniformLargeWeightsManyEmptyCells) {
   expect_matches_reference(c, unit_square());
 }
 
-TEST(PowerDiagram, Clusters) { expect_matches_reference(clustered_cloud(400, 4), unit_square()); }
+TEST(PowerDiagram, Clusters) {
+  expect_matches_reference(clustered_cloud(400, 4), unit_square());
+}
 
 TEST(PowerDiagram, LatticeCoCircular) {
   auto c = lattice_cloud(12);
@@ -125,7 +129,9 @@ TEST(PowerDiagram, HugeWeightsAndOffsetCoordinates) {
   expect_matches_reference(c, sdot::box_half_spaces({1000, 1000}, {1001, 1001}));
 }
 
-TEST(PowerDiagram, TriangleDomain) { expect_matches_reference(uniform_cloud(200, 0.002, 8), triangle()); }
+TEST(PowerDiagram, TriangleDomain) {
+  expect_matches_reference(uniform_cloud(200, 0.002, 8), triangle());
+}
 
 TEST(PowerDiagram, HexagonDomain) {
   expect_matches_reference(uniform_cloud(200, 0.002, 9, -1, 1), hexagon());
@@ -221,8 +227,10 @@ TEST(PowerDiagram, CellPolygons) {
       EXPECT_TRUE((s >= 0 && s < 200 && s != i) || (s < 0 && s >= -4)) << "cell " << i;
       if (s >= 0) { // the edge lies on the bisector of i and s
         double mx = vertices(k, 0), my = vertices(k, 1);
-        double pi = (mx - c.x[i][0]) * (mx - c.x[i][0]) + (my - c.x[i][1]) * (my - c.x[i][1]) - c.w[i];
-        double ps = (mx - c.x[s][0]) * (mx - c.x[s][0]) + (my - c.x[s][1]) * (my - c.x[s][1]) - c.w[s];
+        double pi =
+            (mx - c.x[i][0]) * (mx - c.x[i][0]) + (my - c.x[i][1]) * (my - c.x[i][1]) - c.w[i];
+        double ps =
+            (mx - c.x[s][0]) * (mx - c.x[s][0]) + (my - c.x[s][1]) * (my - c.x[s][1]) - c.w[s];
         EXPECT_NEAR(pi, ps, 1e-12);
       }
     }
@@ -242,12 +250,14 @@ TEST(PowerDiagram, InvalidInputIsRefusedWithTheIndex) {
   };
   auto bad = c;
   bad.x[17][1] = std::nan("");
-  expect_message([&] { sdot::PowerDiagram<>(positions_view(bad), weights_view(bad), unit_square()); },
-                 "seed 17");
+  expect_message(
+      [&] { sdot::PowerDiagram<>(positions_view(bad), weights_view(bad), unit_square()); },
+      "seed 17");
   bad = c;
   bad.w[33] = INFINITY;
-  expect_message([&] { sdot::PowerDiagram<>(positions_view(bad), weights_view(bad), unit_square()); },
-                 "seed 33");
+  expect_message(
+      [&] { sdot::PowerDiagram<>(positions_view(bad), weights_view(bad), unit_square()); },
+      "seed 33");
   bad = c;
   bad.w.pop_back();
   expect_message([&] { sdot::PowerDiagram<>(positions_view(c), weights_view(bad), unit_square()); },
@@ -259,10 +269,14 @@ TEST(PowerDiagram, InvalidInputIsRefusedWithTheIndex) {
       },
       "empty");
   expect_message(
-      [&] { sdot::PowerDiagram<>(positions_view(c), weights_view(c), {{{1, 0}, 1}, {{0, 1}, 1}}); },
+      [&] {
+        sdot::PowerDiagram<>(positions_view(c), weights_view(c), {{{1, 0}, 1}, {{0, 1}, 1}});
+      },
       "unbounded");
   expect_message(
-      [&] { sdot::PowerDiagram<>(positions_view(c), weights_view(c), {{{0, 0}, 1}, {{0, 1}, 1}}); },
+      [&] {
+        sdot::PowerDiagram<>(positions_view(c), weights_view(c), {{{0, 0}, 1}, {{0, 1}, 1}});
+      },
       "half-space 0");
   expect_message([] { sdot::box_half_spaces({0, 0}, {0, 1}); }, "axis 0");
 }

@@ -14,7 +14,9 @@ using namespace sdot_test;
 
 namespace {
 
-std::vector<sdot::HalfSpace> unit_square() { return sdot::box_half_spaces({0, 0}, {1, 1}); }
+std::vector<sdot::HalfSpace> unit_square() {
+  return sdot::box_half_spaces({0, 0}, {1, 1});
+}
 
 /// Rows [first, first + count) of a cloud.
 Cloud block(Cloud const& c, std::size_t first, std::size_t count) {
@@ -46,8 +48,8 @@ void expect_spread_equals_one_box(Cloud const& c, int boxes_per_process, bool un
   auto ranks = loom::MpiRanks(MPI_COMM_WORLD, boxes_per_process);
   auto first = split(c.x.size(), size, uneven);
   Cloud mine = block(c, first[rank], first[rank + 1] - first[rank]);
-  sdot::PowerDiagram pd(loom::spread(positions_view(mine), ranks), loom::spread(weights_view(mine), ranks),
-                        unit_square());
+  sdot::PowerDiagram pd(loom::spread(positions_view(mine), ranks),
+                        loom::spread(weights_view(mine), ranks), unit_square());
   auto m = pd.measures();
   EXPECT_NEAR(m.sum(), 1.0, 1e-12);
   auto whole = loom::gather_to_host(m);
@@ -55,8 +57,8 @@ void expect_spread_equals_one_box(Cloud const& c, int boxes_per_process, bool un
   sdot::PowerDiagram<> one(positions_view(c), weights_view(c), unit_square());
   auto reference = to_vector(one.measures());
   for (std::size_t i = 0; i < reference.size(); ++i)
-    EXPECT_NEAR(whole(i), reference[i], 1e-12) << "seed " << i << ", " << size << " processes × "
-                                               << boxes_per_process << " boxes";
+    EXPECT_NEAR(whole(i), reference[i], 1e-12)
+        << "seed " << i << ", " << size << " processes × " << boxes_per_process << " boxes";
   EXPECT_EQ(pd.statistics().ranks, size * boxes_per_process);
   // This process's block, in its input order.
   auto local = to_vector(m.value());
@@ -95,8 +97,8 @@ TEST(SpreadMpi, BadSeedOnOneProcessIsReportedEverywhere) {
   if (rank == size - 1)
     mine.w.back() = std::nan("");
   try {
-    sdot::PowerDiagram pd(loom::spread(positions_view(mine), ranks), loom::spread(weights_view(mine), ranks),
-                          unit_square());
+    sdot::PowerDiagram pd(loom::spread(positions_view(mine), ranks),
+                          loom::spread(weights_view(mine), ranks), unit_square());
     ADD_FAILURE() << "no exception";
   } catch (std::invalid_argument const& e) {
     EXPECT_NE(std::string(e.what()).find("seed 99"), std::string::npos) << e.what();

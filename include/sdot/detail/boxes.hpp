@@ -9,8 +9,8 @@
 
 #include <sdot/detail/seed_tree.hpp>
 
-#include <cstdint>
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <vector>
 
@@ -44,9 +44,10 @@ struct BisectionNode {
 
 /// The global rank of the box of each of this process's seeds (gid(i) = first_gid + i).
 template <class ExecutionSpace, class MemorySpace>
-Kokkos::View<int*, MemorySpace> bisect_into_boxes(ExecutionSpace const& space, loom::Ranks const& ranks,
-                                                  Kokkos::View<double const* [2], MemorySpace> positions,
-                                                  std::int64_t first_gid, std::int64_t total) {
+Kokkos::View<int*, MemorySpace>
+bisect_into_boxes(ExecutionSpace const& space, loom::Ranks const& ranks,
+                  Kokkos::View<double const* [2], MemorySpace> positions, std::int64_t first_gid,
+                  std::int64_t total) {
   using Policy = Kokkos::RangePolicy<ExecutionSpace>;
   loom::compat::ScopedRegion region("sdot::bisect_into_boxes");
   int const n = static_cast<int>(positions.extent(0));
@@ -66,8 +67,8 @@ Kokkos::View<int*, MemorySpace> bisect_into_boxes(ExecutionSpace const& space, l
     // Count and bounding box of each node.
     Kokkos::View<double**, Kokkos::LayoutRight, MemorySpace> bounds(
         Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::boxes::bounds"), nb_nodes, 4);
-    Kokkos::View<std::int64_t*, MemorySpace> counts(Kokkos::view_alloc(space, "sdot::boxes::counts"),
-                                                    nb_nodes);
+    Kokkos::View<std::int64_t*, MemorySpace> counts(
+        Kokkos::view_alloc(space, "sdot::boxes::counts"), nb_nodes);
     double const inf = loom::compat::infinity<double>();
     Kokkos::parallel_for(
         "sdot::boxes::init_bounds", Policy(space, 0, nb_nodes), KOKKOS_LAMBDA(int k) {
@@ -116,16 +117,19 @@ Kokkos::View<int*, MemorySpace> bisect_into_boxes(ExecutionSpace const& space, l
       std::int64_t const parts = nodes[k].rank_end - nodes[k].rank_begin;
       target[k] = node_counts[k] * (parts / 2) / parts;
     }
-    Kokkos::View<int*, MemorySpace> axis_view(Kokkos::view_alloc(space, "sdot::boxes::axis"), nb_nodes);
-    Kokkos::deep_copy(space, axis_view,
-                      Kokkos::View<int*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(
-                          axis.data(), nb_nodes));
+    Kokkos::View<int*, MemorySpace> axis_view(Kokkos::view_alloc(space, "sdot::boxes::axis"),
+                                              nb_nodes);
+    Kokkos::deep_copy(
+        space, axis_view,
+        Kokkos::View<int*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(axis.data(),
+                                                                                       nb_nodes));
 
     // Radix selection, one byte per pass, first on the coordinate, then on the global index
     // among seeds with the selected coordinate.
     std::vector<std::uint64_t> prefix(2 * nb_nodes, 0), mask(2 * nb_nodes, 0);
     Kokkos::View<std::uint64_t**, Kokkos::LayoutRight, MemorySpace> selection(
-        Kokkos::view_alloc(space, "sdot::boxes::selection"), nb_nodes, 4); // prefix1 mask1 prefix2 mask2
+        Kokkos::view_alloc(space, "sdot::boxes::selection"), nb_nodes,
+        4); // prefix1 mask1 prefix2 mask2
     Kokkos::View<std::int64_t**, Kokkos::LayoutRight, MemorySpace> histogram(
         Kokkos::view_alloc(space, "sdot::boxes::histogram"), nb_nodes, 256);
     auto upload_selection = [&]() {
@@ -141,7 +145,8 @@ Kokkos::View<int*, MemorySpace> bisect_into_boxes(ExecutionSpace const& space, l
     for (int stage = 0; stage < 2; ++stage) {
       // After the coordinate, the global index only matters where seeds of equal coordinate
       // must be split (target > 0 among them): lattices, duplicates.
-      if (stage == 1 && std::all_of(target.begin(), target.end(), [](std::int64_t t) { return t == 0; }))
+      if (stage == 1 &&
+          std::all_of(target.begin(), target.end(), [](std::int64_t t) { return t == 0; }))
         break;
       int const bytes = stage == 0 ? 8 : gid_bytes;
       for (int b = bytes - 1; b >= 0; --b) {
@@ -194,7 +199,8 @@ Kokkos::View<int*, MemorySpace> bisect_into_boxes(ExecutionSpace const& space, l
     std::vector<BisectionNode> next;
     std::vector<int> child_index(2 * nb_nodes, -1), child_rank(2 * nb_nodes);
     for (int k = 0; k < nb_nodes; ++k) {
-      int const begin = nodes[k].rank_begin, end = nodes[k].rank_end, mid = begin + (end - begin) / 2;
+      int const begin = nodes[k].rank_begin, end = nodes[k].rank_end,
+                mid = begin + (end - begin) / 2;
       BisectionNode const children[2] = {{begin, mid}, {mid, end}};
       for (int c = 0; c < 2; ++c) {
         child_rank[2 * k + c] = children[c].rank_begin;
@@ -222,7 +228,8 @@ Kokkos::View<int*, MemorySpace> bisect_into_boxes(ExecutionSpace const& space, l
             return;
           std::uint64_t const key1 = ordered_bits(positions(i, axis_view(k)));
           std::uint64_t const gid = static_cast<std::uint64_t>(first_gid + i);
-          bool const left = key1 < selection(k, 0) || (key1 == selection(k, 0) && gid < selection(k, 2));
+          bool const left =
+              key1 < selection(k, 0) || (key1 == selection(k, 0) && gid < selection(k, 2));
           int const c = left ? 0 : 1;
           node_of(i) = children(k, c);
           if (children(k, c) < 0)

@@ -25,8 +25,8 @@ stable_sort_permutation(ExecutionSpace const& space,
       Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::sort::permutation"), n);
   Kokkos::View<int*, MemorySpace> perm_next(
       Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::sort::permutation_next"), n);
-  Kokkos::parallel_for("sdot::sort::iota", Policy(space, 0, n),
-                       KOKKOS_LAMBDA(int i) { perm(i) = i; });
+  Kokkos::parallel_for(
+      "sdot::sort::iota", Policy(space, 0, n), KOKKOS_LAMBDA(int i) { perm(i) = i; });
   if (n <= 1 || key_bits <= 0)
     return perm;
 
@@ -34,8 +34,8 @@ stable_sort_permutation(ExecutionSpace const& space,
   int const threads = loom::compat::concurrency(space);
   int const block = loom::compat::max(256, loom::compat::min(8192, n / (8 * threads) + 1));
   int const nb_blocks = (n + block - 1) / block;
-  Kokkos::View<int*, MemorySpace> offsets(
-      Kokkos::view_alloc(space, "sdot::sort::digit_offsets"), radix * nb_blocks);
+  Kokkos::View<int*, MemorySpace> offsets(Kokkos::view_alloc(space, "sdot::sort::digit_offsets"),
+                                          radix * nb_blocks);
 
   for (int shift = 0; shift < key_bits; shift += digit_bits) {
     Kokkos::deep_copy(space, offsets, 0);

@@ -26,8 +26,8 @@ namespace sdot::detail {
 /// Trees of the local ranks, stored one after the other.
 template <class MemorySpace>
 struct Forest {
-  Kokkos::View<Seed*, MemorySpace> seeds;   ///< tree order, local rank after local rank
-  Kokkos::View<int*, MemorySpace> gids;     ///< global index of each seed
+  Kokkos::View<Seed*, MemorySpace> seeds; ///< tree order, local rank after local rank
+  Kokkos::View<int*, MemorySpace> gids;   ///< global index of each seed
   Kokkos::View<TreeNode*, MemorySpace> nodes;
   Kokkos::View<int*, MemorySpace> seed_first; ///< [L+1]
   Kokkos::View<int*, MemorySpace> node_first; ///< [L]
@@ -39,7 +39,8 @@ struct Forest {
     SeedTree<MemorySpace> t;
     t.seeds = Kokkos::subview(seeds, Kokkos::make_pair(seed_first(l), seed_first(l + 1)));
     t.index = Kokkos::subview(gids, Kokkos::make_pair(seed_first(l), seed_first(l + 1)));
-    t.nodes = Kokkos::subview(nodes, Kokkos::make_pair(node_first(l), node_first(l) + (2 << depth(l))));
+    t.nodes =
+        Kokkos::subview(nodes, Kokkos::make_pair(node_first(l), node_first(l) + (2 << depth(l))));
     t.size = seed_first(l + 1) - seed_first(l);
     t.depth = depth(l);
     return t;
@@ -83,8 +84,16 @@ struct MessageLayout {
 
 /// Final result of a cell, sent to its seed's process.
 /// With polygons, nb_vertices then (x, y, edge label) per vertex follow (absolute coordinates).
-enum : int { result_gid = 0, result_area, result_cx, result_cy, result_rank, result_cols,
-             result_nb_vertices = result_cols, result_first_vertex };
+enum : int {
+  result_gid = 0,
+  result_area,
+  result_cx,
+  result_cy,
+  result_rank,
+  result_cols,
+  result_nb_vertices = result_cols,
+  result_first_vertex
+};
 
 template <class MemorySpace>
 struct TravelStatistics {
@@ -104,8 +113,8 @@ struct TravelStep {
   Kokkos::View<double const* [2], MemorySpace> domain_vertices;
   Kokkos::View<int const*, MemorySpace> domain_labels;
   Kokkos::View<RankTreeNode const*, MemorySpace> rank_tree; ///< every rank's box; root last
-  int first_rank;                                        ///< global rank of local rank 0
-  bool from_messages;                                    ///< items are messages, not seeds
+  int first_rank;                                           ///< global rank of local rank 0
+  bool from_messages;                                       ///< items are messages, not seeds
   Kokkos::View<double const**, Kokkos::LayoutRight, MemorySpace> inbox;
   Kokkos::View<int const*, MemorySpace> inbox_first; ///< [L+1]
   MessageLayout layout;
@@ -145,7 +154,8 @@ struct TravelStep {
     if (from_messages) {
       l = loom::detail::segment_of(inbox_first, forest.local_count, item);
       seed = CellSeed{inbox(item, MessageLayout::x), inbox(item, MessageLayout::y),
-                      inbox(item, MessageLayout::w), static_cast<int>(inbox(item, MessageLayout::gid)), -1};
+                      inbox(item, MessageLayout::w),
+                      static_cast<int>(inbox(item, MessageLayout::gid)), -1};
       cell.size = 0;
       cell.max_radius2 = 0;
       int const nv = static_cast<int>(inbox(item, MessageLayout::nb_vertices));
@@ -173,7 +183,8 @@ struct TravelStep {
     int best = -1;
     double best_d2 = 0;
     if (r != ClipResult::emptied) {
-      int const nb_visited = from_messages ? static_cast<int>(inbox(item, MessageLayout::nb_visited)) : 0;
+      int const nb_visited =
+          from_messages ? static_cast<int>(inbox(item, MessageLayout::nb_visited)) : 0;
       constexpr int max_stack = 64;
       int stack[max_stack];
       int sp = 0;
@@ -181,7 +192,8 @@ struct TravelStep {
       while (sp > 0) {
         RankTreeNode const node = rank_tree(stack[--sp]);
         double const d2 = box_distance2(node.box, seed.x, seed.y);
-        if ((best >= 0 && d2 >= best_d2) || !node_may_cut(d2, seed.w, node.box.wmax, cell.max_radius2))
+        if ((best >= 0 && d2 >= best_d2) ||
+            !node_may_cut(d2, seed.w, node.box.wmax, cell.max_radius2))
           continue;
         if (node.rank >= 0) {
           bool skip = node.rank == rank;
@@ -219,7 +231,8 @@ struct TravelStep {
           }
         }
       } else {
-        int const nb_visited = from_messages ? static_cast<int>(inbox(item, MessageLayout::nb_visited)) : 0;
+        int const nb_visited =
+            from_messages ? static_cast<int>(inbox(item, MessageLayout::nb_visited)) : 0;
         int const needed = cell.size > nb_visited + 1 ? cell.size : nb_visited + 1;
         overflow(item) = needed > layout.capacity ? needed : 0;
       }
@@ -277,7 +290,8 @@ public:
         msg_capacity_(msg_capacity), inbox_capacity_(inbox_capacity) {}
 
   /// Measures and centroids of this process's seeds; `seconds` gets one entry per phase.
-  DistributedOutputs<memory_space> run(std::map<std::string, double>& seconds, bool with_polygons = false) {
+  DistributedOutputs<memory_space> run(std::map<std::string, double>& seconds,
+                                       bool with_polygons = false) {
     with_polygons_ = with_polygons;
     loom::compat::ScopedRegion region("sdot::travelling_cells");
     Kokkos::Timer phase;
@@ -312,7 +326,8 @@ public:
     space_.fence();
     seconds["results"] = phase.seconds();
     // Traffic over all the processes.
-    auto traffic = ranks_.allgather(std::vector<long>{statistics_.travelled_cells, statistics_.bytes_sent});
+    auto traffic =
+        ranks_.allgather(std::vector<long>{statistics_.travelled_cells, statistics_.bytes_sent});
     statistics_.travelled_cells = statistics_.bytes_sent = 0;
     for (int p = 0; p < ranks_.process_count(); ++p) {
       statistics_.travelled_cells += traffic[2 * p];
@@ -329,7 +344,8 @@ private:
     int const n = static_cast<int>(positions_.extent(0));
     auto box = bisect_into_boxes(space_, ranks_, positions_, first_gid, total);
     // Seeds move to the rank of their box: x, y, w, global index.
-    Rows rows(Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::travel::seed_rows"), n, 4);
+    Rows rows(Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::travel::seed_rows"), n,
+              4);
     auto positions = positions_;
     auto weights = weights_;
     Kokkos::parallel_for(
@@ -349,11 +365,14 @@ private:
     std::vector<SeedTree<memory_space>> trees(local);
     int nodes_total = 0;
     for (int l = 0; l < local; ++l) {
-      int const begin = static_cast<int>(mine.offsets[l]), count = static_cast<int>(mine.offsets[l + 1] - begin);
+      int const begin = static_cast<int>(mine.offsets[l]),
+                count = static_cast<int>(mine.offsets[l + 1] - begin);
       Kokkos::View<double* [2], memory_space> p(
-          Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::travel::box_positions"), count);
+          Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::travel::box_positions"),
+          count);
       Kokkos::View<double*, memory_space> w(
-          Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::travel::box_weights"), count);
+          Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::travel::box_weights"),
+          count);
       auto r = mine.rows;
       Kokkos::parallel_for(
           "sdot::travel::unpack_seeds", Policy(space_, 0, count), KOKKOS_LAMBDA(int i) {
@@ -370,15 +389,19 @@ private:
     }
     seed_first[local] = static_cast<int>(mine.offsets[local]);
     forest_.seeds = Kokkos::View<Seed*, memory_space>(
-        Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::travel::forest_seeds"), seed_first[local]);
+        Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::travel::forest_seeds"),
+        seed_first[local]);
     forest_.gids = Kokkos::View<int*, memory_space>(
-        Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::travel::forest_gids"), seed_first[local]);
+        Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::travel::forest_gids"),
+        seed_first[local]);
     forest_.nodes = Kokkos::View<TreeNode*, memory_space>(
-        Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::travel::forest_nodes"), nodes_total);
+        Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::travel::forest_nodes"),
+        nodes_total);
     std::vector<TreeNode> boxes_local(local);
     for (int l = 0; l < local; ++l) {
       int const begin = seed_first[l], count = seed_first[l + 1] - begin;
-      Kokkos::deep_copy(space_, Kokkos::subview(forest_.seeds, Kokkos::make_pair(begin, begin + count)),
+      Kokkos::deep_copy(space_,
+                        Kokkos::subview(forest_.seeds, Kokkos::make_pair(begin, begin + count)),
                         trees[l].seeds);
       auto gids = forest_.gids;
       auto index = trees[l].index;
@@ -386,13 +409,16 @@ private:
       Kokkos::parallel_for(
           "sdot::travel::forest_gids", Policy(space_, 0, count),
           KOKKOS_LAMBDA(int t) { gids(begin + t) = static_cast<int>(r(begin + index(t), 3)); });
-      Kokkos::deep_copy(space_,
-                        Kokkos::subview(forest_.nodes, Kokkos::make_pair(node_first[l], node_first[l] + (2 << depth[l]))),
-                        trees[l].nodes);
+      Kokkos::deep_copy(
+          space_,
+          Kokkos::subview(forest_.nodes,
+                          Kokkos::make_pair(node_first[l], node_first[l] + (2 << depth[l]))),
+          trees[l].nodes);
       double const inf = loom::compat::infinity<double>();
       boxes_local[l] = TreeNode{inf, inf, -inf, -inf, -inf};
       if (count > 0) {
-        auto root = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), Kokkos::subview(trees[l].nodes, 1));
+        auto root = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(),
+                                                        Kokkos::subview(trees[l].nodes, 1));
         boxes_local[l] = root();
       }
     }
@@ -408,15 +434,19 @@ private:
 
   template <class T>
   Kokkos::View<T*, memory_space> to_device(std::string const& label, std::vector<T> const& v) {
-    Kokkos::View<T*, memory_space> d(Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, label), v.size());
-    Kokkos::deep_copy(space_, d,
-                      Kokkos::View<T const*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(
-                          v.data(), v.size()));
+    Kokkos::View<T*, memory_space> d(Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, label),
+                                     v.size());
+    Kokkos::deep_copy(
+        space_, d,
+        Kokkos::View<T const*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(
+            v.data(), v.size()));
     space_.fence();
     return d;
   }
 
-  int result_width() const { return with_polygons_ ? result_first_vertex + 3 * polygon_capacity() : result_cols; }
+  int result_width() const {
+    return with_polygons_ ? result_first_vertex + 3 * polygon_capacity() : result_cols;
+  }
 
   /// Kernel-local polygon capacity for a message capacity (≥ 2 × msg_capacity).
   int polygon_capacity() const {
@@ -459,10 +489,15 @@ private:
         copy(TravelStep<memory_space, 64>{});
     } else {
       base.capacity = cap;
-      base.work_x = Rows(Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::travel::work_x"), count, 2 * cap);
-      base.work_y = Rows(Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::travel::work_y"), count, 2 * cap);
+      base.work_x =
+          Rows(Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::travel::work_x"),
+               count, 2 * cap);
+      base.work_y =
+          Rows(Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::travel::work_y"),
+               count, 2 * cap);
       base.work_labels = Kokkos::View<int**, Kokkos::LayoutRight, memory_space>(
-          Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::travel::work_labels"), count, 2 * cap);
+          Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::travel::work_labels"),
+          count, 2 * cap);
       launch(base, count, label);
     }
   }
@@ -491,16 +526,19 @@ private:
     int items = static_cast<int>(forest_.seeds.extent(0));
     for (;;) {
       step.next_rank = Kokkos::View<int*, memory_space>(
-          Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::travel::next_rank"), items);
-      step.results = Rows(Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::travel::results"),
-                          items, result_width());
+          Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::travel::next_rank"),
+          items);
+      step.results =
+          Rows(Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::travel::results"),
+               items, result_width());
       step.overflow = Kokkos::View<int*, memory_space>(
           Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::travel::overflow"), items);
       step.outbox = Rows();
       step.travellers = Kokkos::View<int const*, memory_space>();
       // The first round does not depend on inbox_capacity: after a rerun for it, reuse it.
       bool const first_round = !step.from_messages;
-      if (first_round && first_round_.valid && first_round_.polygon_capacity == polygon_capacity() &&
+      if (first_round && first_round_.valid &&
+          first_round_.polygon_capacity == polygon_capacity() &&
           static_cast<int>(first_round_.results.extent(1)) == result_width()) {
         step.next_rank = first_round_.next_rank;
         step.results = first_round_.results;
@@ -517,12 +555,14 @@ private:
       int needed_vertices = 0;
       Kokkos::parallel_reduce(
           "sdot::travel::needed_vertices", Policy(space_, 0, items),
-          KOKKOS_LAMBDA(int i, int& m) { m = overflow(i) > m ? overflow(i) : m; }, Kokkos::Max<int>(needed_vertices));
+          KOKKOS_LAMBDA(int i, int& m) { m = overflow(i) > m ? overflow(i) : m; },
+          Kokkos::Max<int>(needed_vertices));
       // Messages per (local rank, destination) this round.
-      Kokkos::View<int*, memory_space> per_pair(Kokkos::view_alloc(space_, "sdot::travel::per_pair"),
-                                                std::size_t(local) * size);
+      Kokkos::View<int*, memory_space> per_pair(
+          Kokkos::view_alloc(space_, "sdot::travel::per_pair"), std::size_t(local) * size);
       Kokkos::View<int const*, memory_space> item_first =
-          step.from_messages ? step.inbox_first : Kokkos::View<int const*, memory_space>(forest_.seed_first);
+          step.from_messages ? step.inbox_first
+                             : Kokkos::View<int const*, memory_space>(forest_.seed_first);
       Kokkos::parallel_for(
           "sdot::travel::count_pairs", Policy(space_, 0, items), KOKKOS_LAMBDA(int i) {
             if (next_rank(i) >= 0) {
@@ -533,7 +573,8 @@ private:
       int most_per_pair = 0, travellers = 0;
       Kokkos::parallel_reduce(
           "sdot::travel::most_per_pair", Policy(space_, 0, local * size),
-          KOKKOS_LAMBDA(int k, int& m) { m = per_pair(k) > m ? per_pair(k) : m; }, Kokkos::Max<int>(most_per_pair));
+          KOKKOS_LAMBDA(int k, int& m) { m = per_pair(k) > m ? per_pair(k) : m; },
+          Kokkos::Max<int>(most_per_pair));
       Kokkos::parallel_reduce(
           "sdot::travel::count_travellers", Policy(space_, 0, items),
           KOKKOS_LAMBDA(int i, int& c) { c += next_rank(i) >= 0; }, travellers);
@@ -548,10 +589,12 @@ private:
       int done = items - travellers;
       if (done > 0) {
         int const width = result_width();
-        Rows kept(Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::travel::finished"), done, width);
+        Rows kept(Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::travel::finished"),
+                  done, width);
         auto results = step.results;
         Kokkos::parallel_scan(
-            "sdot::travel::keep_finished", Policy(space_, 0, items), KOKKOS_LAMBDA(int i, int& k, bool final) {
+            "sdot::travel::keep_finished", Policy(space_, 0, items),
+            KOKKOS_LAMBDA(int i, int& k, bool final) {
               if (next_rank(i) < 0) {
                 if (final)
                   for (int c = 0; c < width; ++c)
@@ -567,11 +610,14 @@ private:
 
       // Travellers: pack their messages and send them on.
       Kokkos::View<int*, memory_space> list(
-          Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::travel::travellers"), travellers);
+          Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::travel::travellers"),
+          travellers);
       Kokkos::View<int*, memory_space> dest(
-          Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::travel::destinations"), travellers);
+          Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::travel::destinations"),
+          travellers);
       Kokkos::parallel_scan(
-          "sdot::travel::list_travellers", Policy(space_, 0, items), KOKKOS_LAMBDA(int i, int& k, bool final) {
+          "sdot::travel::list_travellers", Policy(space_, 0, items),
+          KOKKOS_LAMBDA(int i, int& k, bool final) {
             if (next_rank(i) >= 0) {
               if (final) {
                 list(k) = i;
@@ -581,8 +627,9 @@ private:
             }
           });
       step.travellers = list;
-      step.outbox = Rows(Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::travel::outbox"),
-                         travellers, layout.cols());
+      step.outbox =
+          Rows(Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::travel::outbox"),
+               travellers, layout.cols());
       run_step(step, travellers, "sdot::travel::pack");
       statistics_.travelled_cells += travellers;
       statistics_.bytes_sent += static_cast<long>(travellers) * layout.cols() * sizeof(double);
@@ -591,23 +638,27 @@ private:
 
       inbox = received.rows;
       step.inbox = inbox;
-      step.inbox_first = to_device("sdot::travel::inbox_first", std::vector<int>(received.offsets.begin(), received.offsets.end()));
+      step.inbox_first =
+          to_device("sdot::travel::inbox_first",
+                    std::vector<int>(received.offsets.begin(), received.offsets.end()));
       step.from_messages = true;
       items = static_cast<int>(inbox.extent(0));
     }
-    Rows all(Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::travel::all_finished"), finished_count,
-             result_width());
+    Rows all(Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::travel::all_finished"),
+             finished_count, result_width());
     std::int64_t at = 0;
     for (auto const& part : finished) {
       std::int64_t const c = part.extent(0);
-      Kokkos::deep_copy(space_, Kokkos::subview(all, Kokkos::make_pair(at, at + c), Kokkos::ALL), part);
+      Kokkos::deep_copy(space_, Kokkos::subview(all, Kokkos::make_pair(at, at + c), Kokkos::ALL),
+                        part);
       at += c;
     }
     return all;
   }
 
   /// Each result goes to the process that holds its seed in its input block.
-  DistributedOutputs<memory_space> send_results_home(Rows const& results, std::int64_t first_gid, int n) {
+  DistributedOutputs<memory_space> send_results_home(Rows const& results, std::int64_t first_gid,
+                                                     int n) {
     int const count = static_cast<int>(results.extent(0));
     auto process_first = to_device("sdot::travel::process_first", process_first_);
     int const processes = ranks_.process_count(), local = ranks_.local_count();
@@ -622,16 +673,22 @@ private:
     long leaving = 0; // results that leave the rank where their cell finished
     Kokkos::parallel_reduce(
         "sdot::travel::results_leaving", Policy(space_, 0, count),
-        KOKKOS_LAMBDA(int i, long& c) { c += dest(i) != static_cast<int>(results(i, result_rank)); }, leaving);
+        KOKKOS_LAMBDA(int i, long& c) {
+          c += dest(i) != static_cast<int>(results(i, result_rank));
+        },
+        leaving);
     statistics_.bytes_sent += leaving * static_cast<long>(results.extent(1) * sizeof(double));
     DistributedOutputs<memory_space> out;
-    out.measures = Kokkos::View<double*, memory_space>(Kokkos::view_alloc(space_, "sdot::measures"), n);
-    out.centroids = Kokkos::View<double* [2], memory_space>(Kokkos::view_alloc(space_, "sdot::centroids"), n);
+    out.measures =
+        Kokkos::View<double*, memory_space>(Kokkos::view_alloc(space_, "sdot::measures"), n);
+    out.centroids =
+        Kokkos::View<double* [2], memory_space>(Kokkos::view_alloc(space_, "sdot::centroids"), n);
     auto measures = out.measures;
     auto centroids = out.centroids;
     auto rows = home.rows;
     Kokkos::parallel_for(
-        "sdot::travel::scatter_results", Policy(space_, 0, static_cast<int>(rows.extent(0))), KOKKOS_LAMBDA(int i) {
+        "sdot::travel::scatter_results", Policy(space_, 0, static_cast<int>(rows.extent(0))),
+        KOKKOS_LAMBDA(int i) {
           auto const k = static_cast<std::int64_t>(rows(i, result_gid)) - first_gid;
           measures(k) = rows(i, result_area);
           centroids(k, 0) = rows(i, result_cx);
@@ -639,7 +696,8 @@ private:
         });
     if (with_polygons_) {
       int const received = static_cast<int>(rows.extent(0));
-      out.polygon_offsets = Kokkos::View<int*, memory_space>(Kokkos::view_alloc(space_, "sdot::polygons::offsets"), n + 1);
+      out.polygon_offsets = Kokkos::View<int*, memory_space>(
+          Kokkos::view_alloc(space_, "sdot::polygons::offsets"), n + 1);
       auto offsets = out.polygon_offsets;
       Kokkos::parallel_for(
           "sdot::travel::polygon_counts", Policy(space_, 0, received), KOKKOS_LAMBDA(int i) {
@@ -657,9 +715,11 @@ private:
           },
           total);
       out.polygon_vertices = Kokkos::View<double* [2], memory_space>(
-          Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::polygons::vertices"), total);
+          Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::polygons::vertices"),
+          total);
       out.polygon_labels = Kokkos::View<int*, memory_space>(
-          Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::polygons::edge_sources"), total);
+          Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::polygons::edge_sources"),
+          total);
       auto vertices = out.polygon_vertices;
       auto labels = out.polygon_labels;
       Kokkos::parallel_for(

@@ -18,8 +18,8 @@ int first_non_finite_seed(ExecutionSpace const& space, Positions positions, Weig
   Kokkos::parallel_reduce(
       "sdot::validate::non_finite", Kokkos::RangePolicy<ExecutionSpace>(space, 0, n),
       KOKKOS_LAMBDA(int i, int& f) {
-        bool ok = loom::compat::isfinite(positions(i, 0)) && loom::compat::isfinite(positions(i, 1)) &&
-                  loom::compat::isfinite(weights(i));
+        bool ok = loom::compat::isfinite(positions(i, 0)) &&
+                  loom::compat::isfinite(positions(i, 1)) && loom::compat::isfinite(weights(i));
         if (!ok && i < f)
           f = i;
       },
@@ -34,8 +34,8 @@ void validate_seeds(ExecutionSpace const& space, Positions positions, Weights we
                     long first_index = 0) {
   if (positions.extent(0) != weights.extent(0)) {
     std::ostringstream msg;
-    msg << "sdot::PowerDiagram: " << positions.extent(0) << " positions but "
-        << weights.extent(0) << " weights: one weight per seed is needed";
+    msg << "sdot::PowerDiagram: " << positions.extent(0) << " positions but " << weights.extent(0)
+        << " weights: one weight per seed is needed";
     throw std::invalid_argument(msg.str());
   }
   int const bad = first_non_finite_seed(space, positions, weights);
