@@ -21,10 +21,8 @@ namespace sdot {
 
 /// Sparse matrix type of the Jacobians: double values, int column indices and row offsets.
 template <class ExecutionSpace>
-using SparseMatrix =
-    KokkosSparse::CrsMatrix<double, int,
-                            Kokkos::Device<ExecutionSpace, typename ExecutionSpace::memory_space>,
-                            void, int>;
+using SparseMatrix = KokkosSparse::CrsMatrix<
+    double, int, Kokkos::Device<ExecutionSpace, typename ExecutionSpace::memory_space>, void, int>;
 
 /// The Jacobian ∂m_i/∂w_j of the measures of this process's cells, i in its block of seeds.
 ///
@@ -116,17 +114,16 @@ int exclusive_scan(ExecutionSpace const& space, char const* label, Counts const&
 /// @param polygons this process's cells (PowerDiagram::cell_polygons()): edge sources in
 ///        global seed numbering
 template <class ExecutionSpace>
-MeasureJacobian<ExecutionSpace> measure_jacobian(
-    ExecutionSpace const& space, loom::Ranks const& ranks,
-    Kokkos::View<double const* [2], typename ExecutionSpace::memory_space> positions,
-    CellPolygons<typename ExecutionSpace::memory_space> const& polygons) {
+MeasureJacobian<ExecutionSpace>
+measure_jacobian(ExecutionSpace const& space, loom::Ranks const& ranks,
+                 Kokkos::View<double const* [2], typename ExecutionSpace::memory_space> positions,
+                 CellPolygons<typename ExecutionSpace::memory_space> const& polygons) {
   using memory_space = typename ExecutionSpace::memory_space;
   using Policy = Kokkos::RangePolicy<ExecutionSpace>;
   loom::compat::ScopedRegion region("sdot::measure_jacobian");
   int const n = static_cast<int>(positions.extent(0));
   if (static_cast<int>(polygons.offsets.extent(0)) != n + 1)
-    throw std::invalid_argument("sdot::measure_jacobian: " + std::to_string(n) +
-                                " positions but " +
+    throw std::invalid_argument("sdot::measure_jacobian: " + std::to_string(n) + " positions but " +
                                 std::to_string(int(polygons.offsets.extent(0)) - 1) + " cells");
   MeasureJacobian<ExecutionSpace> jacobian;
   jacobian.blocks = detail::RowBlocks::gather(ranks, n);
@@ -138,8 +135,7 @@ MeasureJacobian<ExecutionSpace> measure_jacobian(
       Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::jacobian::counts"), n);
   detail::count_jacobian_entries(space, polygons, counts);
   Kokkos::View<int*, memory_space> raw_offsets(
-      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::jacobian::raw_offsets"),
-      n + 1);
+      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::jacobian::raw_offsets"), n + 1);
   int const raw_total =
       detail::exclusive_scan(space, "sdot::jacobian::raw_offsets", counts, raw_offsets);
 
@@ -178,8 +174,8 @@ MeasureJacobian<ExecutionSpace> measure_jacobian(
   Kokkos::View<int*, memory_space> raw_extended(
       Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::jacobian::raw_extended"),
       raw_total);
-  jacobian.halo = detail::Halo<ExecutionSpace>(space, ranks, jacobian.blocks, raw_columns,
-                                               raw_extended);
+  jacobian.halo =
+      detail::Halo<ExecutionSpace>(space, ranks, jacobian.blocks, raw_columns, raw_extended);
   int const extended_size = n + jacobian.halo.size();
   Kokkos::View<double* [2], memory_space> x(
       Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::jacobian::positions"),

@@ -8,6 +8,8 @@
 #include <sdot/jacobian.hpp>
 #include <sdot/power_diagram.hpp>
 
+#include <loom/spread.hpp>
+
 #include <Kokkos_Core.hpp>
 #include <Kokkos_Timer.hpp>
 
@@ -38,9 +40,9 @@ struct OptimalTransportOptions {
   double tol = 1e-10;
   /// Newton steps before giving up (std::runtime_error).
   int max_newton = 100;
-  /// A step is accepted only if every cell keeps at least this fraction of
-  /// min(target_i, its mass at the initial weights) (no cell empties), and the Euclidean
-  /// error decreases by a factor 1 − step/2. In (0, 1).
+  /// A step is accepted only if every cell keeps at least this fraction of the smallest
+  /// target or initial mass, min_j min(target_j, m_j(initial weights)) (no cell empties), and
+  /// the Euclidean error decreases by a factor 1 − step/2. In (0, 1).
   double min_mass_fraction = 0.5;
   /// Halvings of a step before giving up (std::runtime_error).
   int max_halvings = 40;
@@ -86,8 +88,8 @@ public:
   /// @throws std::invalid_argument for an empty or unbounded domain
   OneProcessCells(ExecutionSpace const& space, positions_type positions,
                   std::vector<HalfSpace> boundaries, PowerDiagramOptions options = {})
-      : space_(space), positions_(positions), boundaries_(std::move(boundaries)),
-        options_(options), area_(domain_polygon(boundaries_).area) {}
+      : space_(space), positions_(positions), boundaries_(std::move(boundaries)), options_(options),
+        area_(domain_polygon(boundaries_).area) {}
 
   ExecutionSpace const& execution_space_instance() const { return space_; }
   /// The processes: here one.
@@ -122,6 +124,56 @@ private:
   PowerDiagramOptions options_;
   double area_;
   std::optional<PowerDiagram<ExecutionSpace>> diagram_;
+};
+
+/// The cells of a power diagram spread over MPI processes (PowerDiagram with SpreadInput), as
+/// the transport solver consumes them: this process holds a block of the seeds, the blocks
+/// following each other in process order. Collective members, as those of OneProcessCells.
+template <class ExecutionSpace = Kokkos::DefaultExecutionSpace>
+class SpreadCells {
+public:
+  using execution_space = ExecutionSpace;
+  using memory_space = typename ExecutionSpace::memory_space;
+  using positions_type = Kokkos::View<double* [2], memory_space>;
+  using scalars_type = Kokkos::View<double*, memory_space>;
+  using diagram_type = PowerDiagram<ExecutionSpace, SpreadInput>;
+
+  /// @param ranks the processes (loom::MpiRanks(comm): one rank per process)
+  /// @param positions this process's block of the seeds
+  /// @throws std::invalid_argument for an empty or unbounded domain (on every process)
+  SpreadCells(loom::Ranks ranks, positions_type positions, std::vector<HalfSpace> boundaries,
+              PowerDiagramOptions options = {}, ExecutionSpace const& space = ExecutionSpace{})
+      : space_(space), ranks_(std::move(ranks)), positions_(positions),
+        boundaries_(std::move(boundaries)), options_(options),
+        area_(domain_polygon(boundaries_).area) {}
+
+  ExecutionSpace const& execution_space_instance() const { return space_; }
+  loom::Ranks const& ranks() const { return ranks_; }
+  positions_type positions() const { return positions_; }
+  double domain_area() const { return area_; }
+  /// Collective: sets this process's weights.
+  void set_weights(scalars_type weights) {
+    diagram_.reset();
+    diagram_.emplace(loom::spread(positions_, ranks_), loom::spread(weights, ranks_), boundaries_,
+                     options_, space_);
+  }
+  scalars_type measures() { return diagram().measures().value(); }
+  CellPolygons<memory_space> cell_polygons() { return diagram().cell_polygons(); }
+  positions_type centroids() { return diagram().centroids().value(); }
+  diagram_type& diagram() {
+    if (!diagram_)
+      throw std::logic_error("sdot::SpreadCells: set_weights() was not called");
+    return *diagram_;
+  }
+
+private:
+  ExecutionSpace space_;
+  loom::Ranks ranks_;
+  positions_type positions_;
+  std::vector<HalfSpace> boundaries_;
+  PowerDiagramOptions options_;
+  double area_;
+  std::optional<diagram_type> diagram_;
 };
 
 namespace detail {
@@ -187,13 +239,14 @@ void validate_target_masses(ExecutionSpace const& space, loom::Ranks const& rank
 
 /// Local partials of max_i |m_i − t_i| and Σ (m_i − t_i)².
 template <class ExecutionSpace, class Masses, class Targets>
-std::array<double, 2> mass_errors(ExecutionSpace const& space, Masses const& m,
-                                  Targets const& t) {
+std::array<double, 2> mass_errors(ExecutionSpace const& space, Masses const& m, Targets const& t) {
   int const n = static_cast<int>(m.extent(0));
   double max_error = 0, squares = 0;
   Kokkos::parallel_reduce(
       "sdot::ot::max_error", Kokkos::RangePolicy<ExecutionSpace>(space, 0, n),
-      KOKKOS_LAMBDA(int i, double& e) { e = loom::compat::fmax(e, loom::compat::fabs(m(i) - t(i))); },
+      KOKKOS_LAMBDA(int i, double& e) {
+        e = loom::compat::fmax(e, loom::compat::fabs(m(i) - t(i)));
+      },
       Kokkos::Max<double>(max_error));
   Kokkos::parallel_reduce(
       "sdot::ot::squared_error", Kokkos::RangePolicy<ExecutionSpace>(space, 0, n),
@@ -201,19 +254,32 @@ std::array<double, 2> mass_errors(ExecutionSpace const& space, Masses const& m,
   return {n > 0 ? max_error : 0.0, squares};
 }
 
-/// Index of the first cell below its threshold (n if none).
-template <class ExecutionSpace, class Masses, class Thresholds>
-int first_below(ExecutionSpace const& space, Masses const& m, Thresholds const& threshold) {
+/// Index of the first cell whose mass is below `threshold` (n if none).
+template <class ExecutionSpace, class Masses>
+int first_below(ExecutionSpace const& space, Masses const& m, double threshold) {
   int const n = static_cast<int>(m.extent(0));
   int first = n;
   Kokkos::parallel_reduce(
       "sdot::ot::first_below", Kokkos::RangePolicy<ExecutionSpace>(space, 0, n),
       KOKKOS_LAMBDA(int i, int& f) {
-        if (!(m(i) >= threshold(i)) && i < f)
+        if (!(m(i) >= threshold) && i < f)
           f = i;
       },
       Kokkos::Min<int>(first));
   return first;
+}
+
+/// Smallest of the masses and targets (+infinity if none).
+template <class ExecutionSpace, class Masses, class Targets>
+double local_min(ExecutionSpace const& space, Masses const& m, Targets const& t) {
+  double smallest = loom::compat::infinity<double>();
+  Kokkos::parallel_reduce(
+      "sdot::ot::local_min", Kokkos::RangePolicy<ExecutionSpace>(space, 0, m.extent(0)),
+      KOKKOS_LAMBDA(int i, double& v) {
+        v = loom::compat::fmin(v, loom::compat::fmin(m(i), t(i)));
+      },
+      Kokkos::Min<double>(smallest));
+  return smallest;
 }
 
 /// Index of the first cell of zero (or not finite) measure (n if none).
@@ -245,17 +311,8 @@ template <class ExecutionSpace, class Out, class A, class B>
 void linear_combination(ExecutionSpace const& space, Out const& out, A const& a, double s,
                         B const& b, double c) {
   Kokkos::parallel_for(
-      "sdot::ot::linear_combination",
-      Kokkos::RangePolicy<ExecutionSpace>(space, 0, out.extent(0)),
+      "sdot::ot::linear_combination", Kokkos::RangePolicy<ExecutionSpace>(space, 0, out.extent(0)),
       KOKKOS_LAMBDA(int i) { out(i) = a(i) + s * b(i) + c; });
-}
-
-template <class ExecutionSpace, class Out, class Masses, class Targets>
-void thresholds(ExecutionSpace const& space, Out const& out, Masses const& m, Targets const& t,
-                double fraction) {
-  Kokkos::parallel_for(
-      "sdot::ot::thresholds", Kokkos::RangePolicy<ExecutionSpace>(space, 0, out.extent(0)),
-      KOKKOS_LAMBDA(int i) { out(i) = fraction * loom::compat::fmin(m(i), t(i)); });
 }
 
 } // namespace detail
@@ -266,9 +323,9 @@ void thresholds(ExecutionSpace const& space, Out const& out, Masses const& m, Ta
 /// Damped Newton (Kitagawa, Mérigot, Thibert 2019): each step solves J δ = target − m on the
 /// zero-mean subspace (J, the Jacobian of the measures, has the constants in its kernel) by a
 /// Jacobi-preconditioned conjugate gradient, then halves the step until every cell keeps
-/// options.min_mass_fraction × min(target_i, m_i(initial weights)) and the Euclidean error
-/// decreases by 1 − step/2. Steps have zero mean: the mean of the weights stays that of the
-/// initial weights.
+/// options.min_mass_fraction × min_j min(target_j, m_j(initial weights)) and the Euclidean
+/// error decreases by 1 − step/2 (the first step tried is twice the last one taken, at most 1).
+/// Steps have zero mean: the mean of the weights stays that of the initial weights.
 ///
 /// @param cells the diagram (OneProcessCells, or a type with the same members)
 /// @param targets this process's target masses: positive, finite, adding up (over all
@@ -303,13 +360,12 @@ solve_optimal_transport(Cells& cells,
   detail::validate_target_masses(space, ranks, n, targets, area);
   bool const given = initial_weights.data() != nullptr || initial_weights.extent(0) > 0;
   if (given && static_cast<int>(initial_weights.extent(0)) != n)
-    throw std::invalid_argument("sdot::OptimalTransport: " + std::to_string(n) +
-                                " positions but " + std::to_string(initial_weights.extent(0)) +
-                                " initial weights");
+    throw std::invalid_argument("sdot::OptimalTransport: " + std::to_string(n) + " positions but " +
+                                std::to_string(initial_weights.extent(0)) + " initial weights");
   auto const blocks = detail::RowBlocks::gather(ranks, n);
 
   auto alloc = [&](char const* label) {
-    return Scalars(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, label), n);
+    return Scalars(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, std::string(label)), n);
   };
   OptimalTransportResult<memory_space> result;
   auto& stats = result.statistics;
@@ -333,8 +389,8 @@ solve_optimal_transport(Cells& cells,
   Scalars measures = evaluate(weights);
   {
     int const empty = detail::first_non_positive(space, measures);
-    auto const found = ranks.allgather(std::vector<std::int64_t>{
-        empty < n ? blocks.begin() + empty : std::int64_t(-1)});
+    auto const found = ranks.allgather(
+        std::vector<std::int64_t>{empty < n ? blocks.begin() + empty : std::int64_t(-1)});
     for (auto index : found)
       if (index >= 0)
         throw std::invalid_argument(
@@ -342,8 +398,9 @@ solve_optimal_transport(Cells& cells,
             " is empty with the initial weights (coincident seeds, or weights too far apart): "
             "Newton's method needs every cell non-empty at the start");
   }
-  Scalars threshold = alloc("sdot::ot::thresholds");
-  detail::thresholds(space, threshold, measures, targets, options.min_mass_fraction);
+  // KMT's threshold: a fraction of the smallest target or initial mass, the same for all cells.
+  double const smallest = detail::global_min(ranks, detail::local_min(space, measures, targets));
+  double const threshold = options.min_mass_fraction * smallest;
   auto error = errors(measures);
   auto report = [&](NewtonProgress p) {
     p.max_error = error[0];
@@ -356,31 +413,35 @@ solve_optimal_transport(Cells& cells,
 
   Scalars rhs = alloc("sdot::ot::rhs"), delta = alloc("sdot::ot::delta");
   Scalars trial = alloc("sdot::ot::trial");
+  double last_step = 1;
   while (error[0] > options.tol * area) {
     if (stats.newton_iterations >= options.max_newton) {
       std::ostringstream msg;
       msg << "sdot::OptimalTransport: no convergence after " << options.max_newton
-          << " Newton iterations: max |m_i - target_i| = " << error[0] << " > tol × area = "
-          << options.tol * area;
+          << " Newton iterations: max |m_i - target_i| = " << error[0]
+          << " > tol × area = " << options.tol * area;
       throw std::runtime_error(msg.str());
     }
     ++stats.newton_iterations;
     // J δ = (target − m) on the zero-mean subspace.
-    auto const jacobian = measure_jacobian(space, ranks, Kokkos::View<double const* [2], memory_space>(positions),
-                                           cells.cell_polygons());
-    double const mean =
-        detail::global_sum(ranks, detail::local_sum(space, targets) - detail::local_sum(space, measures)) /
-        double(blocks.global_size());
+    auto const jacobian =
+        measure_jacobian(space, ranks, Kokkos::View<double const* [2], memory_space>(positions),
+                         cells.cell_polygons());
+    double const mean = detail::global_sum(ranks, detail::local_sum(space, targets) -
+                                                      detail::local_sum(space, measures)) /
+                        double(blocks.global_size());
     detail::linear_combination(space, rhs, targets, -1.0, measures, -mean);
-    auto const cg = detail::conjugate_gradient(space, ranks, jacobian.extended, jacobian.halo,
-                                               jacobian.diagonal, rhs, delta, options.cg_tol,
-                                               options.max_cg);
+    auto const cg =
+        detail::conjugate_gradient(space, ranks, jacobian.extended, jacobian.halo,
+                                   jacobian.diagonal, rhs, delta, options.cg_tol, options.max_cg);
     stats.cg_iterations += cg.iterations;
     double const delta_mean =
         detail::global_sum(ranks, detail::local_sum(space, delta)) / double(blocks.global_size());
 
     // Damping: halve until no cell falls below its threshold and the error decreases.
-    double step = 1;
+    // The first step tried: twice the last one taken (at most 1), since the damping needed
+    // changes slowly from one Newton step to the next.
+    double step = std::fmin(1.0, 2 * last_step);
     int halvings = 0;
     for (;;) {
       detail::linear_combination(space, trial, weights, step, delta, -step * delta_mean);
@@ -399,13 +460,14 @@ solve_optimal_transport(Cells& cells,
       if (++halvings > options.max_halvings) {
         std::ostringstream msg;
         msg << "sdot::OptimalTransport: Newton step " << stats.newton_iterations << " halved "
-            << options.max_halvings << " times without decreasing the error (max |m_i - target_i| = "
-            << error[0] << "; tol × area = " << options.tol * area
-            << " may be below what rounding allows)";
+            << options.max_halvings
+            << " times without decreasing the error (max |m_i - target_i| = " << error[0]
+            << "; tol × area = " << options.tol * area << " may be below what rounding allows)";
         throw std::runtime_error(msg.str());
       }
       step /= 2;
     }
+    last_step = step;
     NewtonProgress p;
     p.newton_iteration = stats.newton_iterations;
     p.step = step;

@@ -195,3 +195,26 @@ TEST(Boxes, CellPolygonsMatchOneBox) {
     EXPECT_NEAR(area / 2, m[i], 1e-14) << "cell " << i;
   }
 }
+
+TEST(Boxes, CellPolygonsOfAClusteredCloud) {
+  auto c = clustered_cloud(800, 5);
+  for (auto& w : c.w)
+    w *= 1e-3;
+  for (int boxes : {1, 3, 8}) {
+    sdot::PowerDiagramOptions options;
+    options.nb_boxes = boxes;
+    sdot::PowerDiagram<> pd(positions_view(c), weights_view(c), unit_square(), options);
+    auto m = to_vector(pd.measures());
+    auto polygons = pd.cell_polygons();
+    auto offsets = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), polygons.offsets);
+    auto vertices = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), polygons.vertices);
+    for (int i = 0; i < 800; ++i) {
+      double area = 0;
+      for (int k = offsets(i); k < offsets(i + 1); ++k) {
+        int l = k + 1 == offsets(i + 1) ? offsets(i) : k + 1;
+        area += vertices(k, 0) * vertices(l, 1) - vertices(l, 0) * vertices(k, 1);
+      }
+      EXPECT_NEAR(area / 2, m[i], 1e-14) << "cell " << i << ", " << boxes << " boxes";
+    }
+  }
+}

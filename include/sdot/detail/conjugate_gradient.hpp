@@ -39,7 +39,7 @@ conjugate_gradient(ExecutionSpace const& space, loom::Ranks const& ranks, Matrix
   loom::compat::ScopedRegion region("sdot::conjugate_gradient");
   int const n = static_cast<int>(b.extent(0));
   auto alloc = [&](char const* label, int size) {
-    return Vector(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, label), size);
+    return Vector(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, std::string(label)), size);
   };
   Vector r = alloc("sdot::cg::r", n), z = alloc("sdot::cg::z", n), q = alloc("sdot::cg::q", n);
   Vector inverse_diagonal = alloc("sdot::cg::inverse_diagonal", n);

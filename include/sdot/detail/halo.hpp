@@ -71,6 +71,13 @@ inline double global_max(loom::Ranks const& ranks, double partial) {
   return *std::max_element(all.begin(), all.end());
 }
 
+inline double global_min(loom::Ranks const& ranks, double partial) {
+  if (ranks.process_count() == 1)
+    return partial;
+  auto all = ranks.allgather(std::vector<double>{partial});
+  return *std::min_element(all.begin(), all.end());
+}
+
 /// The rows owned by other processes that this process's matrix references ("halo"), and how
 /// to bring them. A vector with halo (an "extended" vector) has n_local + size() rows: this
 /// process's rows, then the halo rows in increasing global order.
@@ -157,8 +164,8 @@ public:
     send_rows_ = Kokkos::View<int*, memory_space>(
         Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::Halo::send_rows"),
         wanted.size());
-    Kokkos::View<int*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>> h(
-        wanted.data(), wanted.size());
+    Kokkos::View<int*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>> h(wanted.data(),
+                                                                                     wanted.size());
     Kokkos::deep_copy(space, send_rows_, h);
     space.fence();
   }
@@ -174,9 +181,9 @@ public:
   /// local_size() + size() rows) from the processes that own them.
   template <class View>
   void update(ExecutionSpace const& space, View const& extended) const {
-    static_assert(Kokkos::SpaceAccessibility<ExecutionSpace,
-                                             typename View::memory_space>::accessible,
-                  "sdot::Halo: the vector must be accessible from the execution space");
+    static_assert(
+        Kokkos::SpaceAccessibility<ExecutionSpace, typename View::memory_space>::accessible,
+        "sdot::Halo: the vector must be accessible from the execution space");
     if (ranks_.process_count() == 1)
       return;
     loom::compat::ScopedRegion region("sdot::Halo::update");

@@ -1,0 +1,210 @@
+// The distributed pieces under 1 to 4 MPI processes: the conjugate gradient with its halo
+// exchange on a known SPD matrix, and the Jacobian and the solver on cells spread over the
+// processes (ReplicatedCells stands for the distributed diagram), against one process.
+#include "transport_helpers.hpp"
+
+#include <sdot/detail/conjugate_gradient.hpp>
+
+#include <gtest/gtest.h>
+#include <mpi.h>
+
+#include <cmath>
+
+using namespace sdot_test;
+
+namespace {
+
+std::vector<sdot::HalfSpace> unit_square() {
+  return sdot::box_half_spaces({0, 0}, {1, 1});
+}
+
+loom::Ranks world() {
+  return loom::MpiRanks(MPI_COMM_WORLD);
+}
+
+template <class T>
+std::vector<T> gather_blocks(loom::Ranks const& ranks, std::vector<T> const& mine) {
+  auto counts = ranks.allgather(std::vector<std::int64_t>{std::int64_t(mine.size())});
+  std::int64_t total = 0;
+  for (auto c : counts)
+    total += c;
+  std::vector<T> all(total);
+  ranks.allgatherv_bytes(mine.data(), all.data(), counts, sizeof(T));
+  return all;
+}
+
+// Rows [begin, end) of the k × k grid Laplacian with Dirichlet boundary, shifted by `shift`,
+// in global columns (host CRS).
+struct HostRows {
+  std::vector<int> row_map{0}, columns;
+  std::vector<double> values;
+};
+HostRows laplacian_rows(int k, int begin, int end, double shift) {
+  HostRows rows;
+  for (int g = begin; g < end; ++g) {
+    int const i = g % k, j = g / k;
+    auto add = [&](int c, double v) {
+      rows.columns.push_back(c);
+      rows.values.push_back(v);
+    };
+    if (j > 0)
+      add(g - k, -1);
+    if (i > 0)
+      add(g - 1, -1);
+    add(g, 4 + shift);
+    if (i + 1 < k)
+      add(g + 1, -1);
+    if (j + 1 < k)
+      add(g + k, -1);
+    rows.row_map.push_back(static_cast<int>(rows.columns.size()));
+  }
+  return rows;
+}
+
+std::vector<double> solve_laplacian(loom::Ranks const& ranks, int k, int begin, int end,
+                                    std::vector<double> const& b_all, int* iterations) {
+  using Space = Kokkos::DefaultExecutionSpace;
+  Space space;
+  double const shift = 1e-3;
+  auto rows = laplacian_rows(k, begin, end, shift);
+  auto blocks = sdot::detail::RowBlocks::gather(ranks, end - begin);
+  auto global_columns = view_of(rows.columns, "test::columns");
+  Kokkos::View<int*> extended("test::extended", rows.columns.size());
+  sdot::detail::Halo<Space> halo(space, ranks, blocks, global_columns, extended);
+  if (ranks.process_count() > 1)
+    EXPECT_GT(halo.size(), 0);
+  else
+    EXPECT_EQ(halo.size(), 0);
+  sdot::SparseMatrix<Space> matrix("test::laplacian", end - begin, end - begin + halo.size(),
+                                   static_cast<int>(rows.columns.size()),
+                                   view_of(rows.values, "test::values"),
+                                   view_of(rows.row_map, "test::row_map"), extended);
+  std::vector<double> diagonal(end - begin, 4 + shift);
+  std::vector<double> b(b_all.begin() + begin, b_all.begin() + end);
+  Kokkos::View<double*> x("test::x", end - begin);
+  auto result = sdot::detail::conjugate_gradient(space, ranks, matrix, halo, view_of(diagonal),
+                                                 view_of(b), x, 1e-12, 5000);
+  EXPECT_TRUE(result.converged);
+  *iterations = result.iterations;
+  return to_vector(x);
+}
+
+} // namespace
+
+TEST(TransportMpi, ConjugateGradientWithHalo) {
+  auto const ranks = world();
+  int const k = 40, n = k * k;
+  // b = A x_true, computed on the host from every row.
+  std::vector<double> x_true(n), b(n, 0.0);
+  for (int g = 0; g < n; ++g)
+    x_true[g] = std::sin(0.1 * g) + 0.01 * (g % 7);
+  auto all = laplacian_rows(k, 0, n, 1e-3);
+  for (int g = 0; g < n; ++g)
+    for (int e = all.row_map[g]; e < all.row_map[g + 1]; ++e)
+      b[g] += all.values[e] * x_true[all.columns[e]];
+  auto const block = block_of(n, ranks);
+  int iterations = 0, serial_iterations = 0;
+  auto const x =
+      gather_blocks(ranks, solve_laplacian(ranks, k, block.first, block.second, b, &iterations));
+  auto const serial = solve_laplacian(loom::Ranks{}, k, 0, n, b, &serial_iterations);
+  ASSERT_EQ(x.size(), std::size_t(n));
+  double scale = 0;
+  for (double v : x_true)
+    scale = std::fmax(scale, std::fabs(v));
+  for (int g = 0; g < n; ++g) {
+    EXPECT_NEAR(x[g], x_true[g], 1e-8 * scale) << "row " << g;
+    EXPECT_NEAR(x[g], serial[g], 1e-10 * scale) << "row " << g;
+  }
+  EXPECT_NEAR(iterations, serial_iterations, 1);
+}
+
+TEST(TransportMpi, JacobianEqualsOneProcess) {
+  auto const ranks = world();
+  for (auto const& c :
+       {uniform_cloud(700, 1e-3, 31), clustered_cloud(700, 32), lattice_cloud(20)}) {
+    ReplicatedCells cells(ranks, c, unit_square());
+    cells.set_weights(weights_view(
+        Cloud{{},
+              std::vector<double>(c.w.begin() + cells.begin(),
+                                  c.w.begin() + cells.begin() + cells.positions().extent(0))}));
+    using Space = Kokkos::DefaultExecutionSpace;
+    auto jacobian = sdot::measure_jacobian(
+        Space{}, ranks, Kokkos::View<double const* [2]>(cells.positions()), cells.cell_polygons());
+    EXPECT_EQ(jacobian.global.numCols(), static_cast<int>(c.x.size()));
+    if (ranks.process_count() > 1)
+      EXPECT_GT(jacobian.halo.size(), 0);
+    struct Entry {
+      int i, j;
+      double v;
+    };
+    std::vector<Entry> mine;
+    for (auto const& e : host_entries(jacobian.global, cells.begin()))
+      mine.push_back({e.first.first, e.first.second, e.second});
+    auto const got = gather_blocks(ranks, mine);
+
+    auto positions = positions_view(c);
+    sdot::PowerDiagram<> pd(positions, weights_view(c), unit_square());
+    auto const one =
+        host_entries(sdot::measure_jacobian(pd, Kokkos::View<double const* [2]>(positions)).global);
+    ASSERT_EQ(got.size(), one.size());
+    for (auto const& e : got) {
+      auto it = one.find({e.i, e.j});
+      ASSERT_NE(it, one.end()) << "entry (" << e.i << ", " << e.j << ")";
+      EXPECT_EQ(e.v, it->second) << "entry (" << e.i << ", " << e.j << ")";
+    }
+  }
+}
+
+TEST(TransportMpi, SolverEqualsOneProcess) {
+  auto const ranks = world();
+  auto c = clustered_cloud(800, 33);
+  for (auto& w : c.w)
+    w = 0;
+  int const n = static_cast<int>(c.x.size());
+  std::vector<double> t(n);
+  for (int i = 0; i < n; ++i)
+    t[i] = 1 + 0.5 * std::cos(3 * c.x[i][0]);
+  double sum = 0;
+  for (double v : t)
+    sum += v;
+  for (auto& v : t)
+    v /= sum;
+
+  ReplicatedCells cells(ranks, c, unit_square());
+  int const begin = cells.begin(), end = begin + static_cast<int>(cells.positions().extent(0));
+  auto const targets = view_of(std::vector<double>(t.begin() + begin, t.begin() + end));
+  auto result = sdot::solve_optimal_transport(cells, Kokkos::View<double const*>(targets),
+                                              Kokkos::View<double const*>());
+  auto const weights = gather_blocks(ranks, to_vector(result.weights));
+  auto const measures = gather_blocks(ranks, to_vector(result.measures));
+
+  sdot::OptimalTransport<> ot(positions_view(c), view_of(t), unit_square());
+  auto const one = ot.solve();
+  auto const w1 = to_vector(one.weights);
+  double scale = 0;
+  for (double w : w1)
+    scale = std::fmax(scale, std::fabs(w));
+  ASSERT_EQ(weights.size(), w1.size());
+  for (int i = 0; i < n; ++i) {
+    EXPECT_NEAR(weights[i], w1[i], 1e-10 * scale) << "seed " << i;
+    EXPECT_NEAR(measures[i], t[i], 1e-10) << "seed " << i;
+  }
+  EXPECT_EQ(result.statistics.newton_iterations, one.statistics.newton_iterations);
+}
+
+TEST(TransportMpi, BadTargetsRefusedOnEveryProcess) {
+  auto const ranks = world();
+  auto const c = uniform_cloud(100, 0, 34);
+  ReplicatedCells cells(ranks, c, unit_square());
+  int const begin = cells.begin(), size = static_cast<int>(cells.positions().extent(0));
+  std::vector<double> t(size, 0.01);
+  if (begin <= 77 && 77 < begin + size)
+    t[77 - begin] = -1;
+  try {
+    sdot::solve_optimal_transport(cells, Kokkos::View<double const*>(view_of(t)),
+                                  Kokkos::View<double const*>());
+    ADD_FAILURE() << "no error";
+  } catch (std::invalid_argument const& e) {
+    EXPECT_NE(std::string(e.what()).find("target mass 77 is -1"), std::string::npos) << e.what();
+  }
+}
