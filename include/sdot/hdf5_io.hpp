@@ -65,6 +65,9 @@ public:
   int process_rank() const;
   int process_count() const;
 
+  /// Collective: true when the file holds something named `dataset` (a dataset or not; the
+  /// other calls check what it is).
+  bool has(std::string const& dataset) const;
   /// Collective: the shape of a float64 dataset of rank 1 or 2.
   /// @throws loom::Error (collective) naming the dataset when it is missing, not float64
   /// (with the type found), or of another rank.
@@ -167,13 +170,11 @@ auto to_host(View const& view) {
   using HostOut = Kokkos::View<typename View::traits::non_const_data_type, Kokkos::LayoutRight,
                                Kokkos::HostSpace>;
   auto mirror = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), view);
-  if constexpr (std::is_same<typename decltype(mirror)::array_layout,
-                             Kokkos::LayoutRight>::value) {
+  if constexpr (std::is_same<typename decltype(mirror)::array_layout, Kokkos::LayoutRight>::value) {
     return HostOut(mirror);
   } else {
-    auto out = loom::detail::make_rows_view<HostOut>(view.label(), view.extent(0),
-                                                     loom::detail::cols_of(view),
-                                                     Kokkos::WithoutInitializing);
+    auto out = loom::detail::make_rows_view<HostOut>(
+        view.label(), view.extent(0), loom::detail::cols_of(view), Kokkos::WithoutInitializing);
     Kokkos::deep_copy(out, mirror); // host to host, between layouts
     return out;
   }
@@ -183,10 +184,11 @@ auto to_host(View const& view) {
 /// `space` (e.g. the positions or weights a PowerDiagram takes), labelled `label`.
 template <class View, class ExecutionSpace, class HostView>
 View to_space(ExecutionSpace const& space, HostView const& host, std::string const& label) {
-  static_assert(Kokkos::SpaceAccessibility<Kokkos::HostSpace,
-                                           typename HostView::memory_space>::accessible,
-                "sdot::hdf5::to_space: the source must be a host View");
-  static_assert(View::rank == HostView::rank, "sdot::hdf5::to_space: ranks differ");
+  static_assert(
+      Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename HostView::memory_space>::accessible,
+      "sdot::hdf5::to_space: the source must be a host View");
+  static_assert(static_cast<int>(View::rank) == static_cast<int>(HostView::rank),
+                "sdot::hdf5::to_space: ranks differ");
   auto out = loom::detail::make_rows_view<View>(label, host.extent(0), loom::detail::cols_of(host),
                                                 space, Kokkos::WithoutInitializing);
   auto mirror = Kokkos::create_mirror_view(out); // out itself when the host can access it

@@ -1,0 +1,532 @@
+// sdot::hdf5: parallel HDF5 input and output of row blocks (built with SDOT_ENABLE_HDF5).
+//
+// Every step that may fail on one process is followed by an agreement (loom::Ranks::agree)
+// before the next collective call, so that all processes throw together.
+#include <sdot/hdf5_io.hpp>
+
+#include <loom/ranks.hpp>
+
+#include <hdf5.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <sstream>
+#include <stdexcept>
+#include <utility>
+
+namespace sdot::hdf5 {
+
+RowBlock even_block(std::int64_t rows, int parts, int part) {
+  if (rows < 0 || parts < 1 || part < 0 || part >= parts)
+    throw std::invalid_argument("sdot::hdf5::even_block: " + std::to_string(rows) +
+                                " rows cannot be split into part " + std::to_string(part) + " of " +
+                                std::to_string(parts));
+  std::int64_t const first = loom::detail::even_split_first(rows, parts, part);
+  return {first, loom::detail::even_split_first(rows, parts, part + 1) - first};
+}
+
+namespace {
+
+constexpr hid_t invalid_id = -1;
+
+// An HDF5 identifier, closed with its closing function when it goes away.
+class Handle {
+public:
+  using Closer = herr_t (*)(hid_t);
+  Handle() = default;
+  Handle(hid_t id, Closer closer) : id_(id), closer_(closer) {}
+  Handle(Handle&& other) noexcept
+      : id_(std::exchange(other.id_, invalid_id)), closer_(other.closer_) {}
+  Handle& operator=(Handle&& other) noexcept {
+    if (this != &other) {
+      close();
+      id_ = std::exchange(other.id_, invalid_id);
+      closer_ = other.closer_;
+    }
+    return *this;
+  }
+  Handle(Handle const&) = delete;
+  Handle& operator=(Handle const&) = delete;
+  ~Handle() { close(); }
+
+  hid_t get() const { return id_; }
+  bool valid() const { return id_ >= 0; }
+  /// Closes now; the status of the closing function (0 when there was nothing to close).
+  herr_t close() {
+    herr_t const status = id_ >= 0 ? closer_(id_) : 0;
+    id_ = invalid_id;
+    return status;
+  }
+
+private:
+  hid_t id_ = invalid_id;
+  Closer closer_ = nullptr;
+};
+
+// HDF5 prints its error stack on stderr by default: silenced while sdot calls HDF5 (its
+// failures become exceptions), then restored.
+class QuietErrors {
+public:
+  QuietErrors() {
+    H5Eget_auto2(H5E_DEFAULT, &function_, &data_);
+    H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
+  }
+  ~QuietErrors() { H5Eset_auto2(H5E_DEFAULT, function_, data_); }
+  QuietErrors(QuietErrors const&) = delete;
+  QuietErrors& operator=(QuietErrors const&) = delete;
+
+private:
+  H5E_auto2_t function_ = nullptr;
+  void* data_ = nullptr;
+};
+
+herr_t keep_innermost(unsigned, H5E_error2_t const* error, void* innermost) {
+  if (error->desc && *error->desc)
+    *static_cast<std::string*>(innermost) = error->desc;
+  return 0;
+}
+
+// The innermost message of HDF5's error stack (then cleared), as " (HDF5: ...)", or "".
+std::string hdf5_detail() {
+  std::string innermost;
+  H5Ewalk2(H5E_DEFAULT, H5E_WALK_DOWNWARD, keep_innermost, &innermost);
+  H5Eclear2(H5E_DEFAULT);
+  return innermost.empty() ? std::string() : " (HDF5: " + innermost + ")";
+}
+
+[[noreturn]] void fail(std::string const& message) {
+  throw std::runtime_error(message);
+}
+
+std::string quoted(std::string const& s) {
+  return "'" + s + "'";
+}
+
+loom::Ranks duplicate(MPI_Comm comm, char const* who) {
+  int initialized = 0, finalized = 0;
+  MPI_Initialized(&initialized);
+  MPI_Finalized(&finalized);
+  if (!initialized || finalized)
+    throw loom::Error(std::string("sdot::hdf5::") + who + ": MPI must be initialised");
+  return loom::MpiRanks(comm);
+}
+
+// File access through MPI-IO, metadata read by one process and broadcast.
+Handle mpio_access(MPI_Comm comm) {
+  Handle fapl(H5Pcreate(H5P_FILE_ACCESS), H5Pclose);
+  if (!fapl.valid() || H5Pset_fapl_mpio(fapl.get(), comm, MPI_INFO_NULL) < 0 ||
+      H5Pset_all_coll_metadata_ops(fapl.get(), true) < 0 ||
+      H5Pset_coll_metadata_write(fapl.get(), true) < 0)
+    fail("cannot set up MPI-IO file access" + hdf5_detail());
+  return fapl;
+}
+
+// Collective transfers, or independent ones (`collective` false).
+Handle transfer(bool collective = true) {
+  Handle dxpl(H5Pcreate(H5P_DATASET_XFER), H5Pclose);
+  if (!dxpl.valid() ||
+      H5Pset_dxpl_mpio(dxpl.get(), collective ? H5FD_MPIO_COLLECTIVE : H5FD_MPIO_INDEPENDENT) < 0)
+    fail("cannot set up data transfers" + hdf5_detail());
+  return dxpl;
+}
+
+// Collective: true when the blocks of two processes share a row.
+bool blocks_overlap(loom::Ranks const& ranks, RowBlock block) {
+  auto const all = ranks.allgather(std::vector<std::int64_t>{block.first, block.count});
+  std::vector<std::pair<std::int64_t, std::int64_t>> spans; // non-empty [first, end)
+  for (std::size_t p = 0; p < all.size(); p += 2)
+    if (all[p + 1] > 0)
+      spans.emplace_back(all[p], all[p] + all[p + 1]);
+  std::sort(spans.begin(), spans.end());
+  for (std::size_t k = 1; k < spans.size(); ++k)
+    if (spans[k].first < spans[k - 1].second)
+      return true;
+  return false;
+}
+
+std::string type_name(hid_t type) {
+  std::size_t const bits = 8 * H5Tget_size(type);
+  switch (H5Tget_class(type)) {
+  case H5T_INTEGER:
+    return std::to_string(bits) + "-bit " +
+           (H5Tget_sign(type) == H5T_SGN_NONE ? "unsigned integers" : "integers");
+  case H5T_FLOAT:
+    return std::to_string(bits) + "-bit floats";
+  case H5T_STRING:
+    return "strings";
+  case H5T_COMPOUND:
+    return "compound values";
+  default:
+    return "values of an unsupported type";
+  }
+}
+
+std::string shape_name(std::vector<hsize_t> const& dims) {
+  if (dims.empty())
+    return "a scalar";
+  std::ostringstream s;
+  s << "shape [";
+  for (std::size_t d = 0; d < dims.size(); ++d)
+    s << (d ? ", " : "") << dims[d];
+  s << "]";
+  return s.str();
+}
+
+std::string expected_shape(int columns) {
+  return columns == 0 ? "[N]" : "[N, " + std::to_string(columns) + "]";
+}
+
+// An open float64 dataset of rank 1 or 2, with its shape (collective: opens the dataset).
+struct OpenDataset {
+  Handle dataset;
+  std::vector<hsize_t> dims;
+  DatasetShape shape;
+};
+
+OpenDataset open_dataset(hid_t file, std::string const& path, std::string const& name) {
+  std::string const where = quoted(path) + ": ";
+  htri_t const exists = name.empty() ? 0 : H5Lexists(file, name.c_str(), H5P_DEFAULT);
+  H5Eclear2(H5E_DEFAULT);
+  if (exists <= 0)
+    fail(where + "no dataset " + quoted(name));
+  OpenDataset d;
+  d.dataset = Handle(H5Dopen2(file, name.c_str(), H5P_DEFAULT), H5Dclose);
+  if (!d.dataset.valid())
+    fail(where + quoted(name) + " is not a dataset" + hdf5_detail());
+  Handle type(H5Dget_type(d.dataset.get()), H5Tclose);
+  if (!type.valid())
+    fail(where + "cannot read the type of dataset " + quoted(name) + hdf5_detail());
+  if (H5Tget_class(type.get()) != H5T_FLOAT || H5Tget_size(type.get()) != 8)
+    fail(where + "dataset " + quoted(name) + " holds " + type_name(type.get()) +
+         "; float64 is expected");
+  Handle space(H5Dget_space(d.dataset.get()), H5Sclose);
+  int const rank = space.valid() ? H5Sget_simple_extent_ndims(space.get()) : -1;
+  if (rank < 0)
+    fail(where + "cannot read the shape of dataset " + quoted(name) + hdf5_detail());
+  d.dims.assign(static_cast<std::size_t>(rank), 0);
+  if (rank > 0)
+    H5Sget_simple_extent_dims(space.get(), d.dims.data(), nullptr);
+  if (rank < 1 || rank > 2)
+    fail(where + "dataset " + quoted(name) + " has " + shape_name(d.dims) +
+         "; rank 1 or 2 is expected");
+  d.shape.rows = static_cast<std::int64_t>(d.dims[0]);
+  d.shape.columns = rank == 2 ? static_cast<int>(d.dims[1]) : 0;
+  return d;
+}
+
+void check_columns(OpenDataset const& d, std::string const& path, std::string const& name,
+                   int columns) {
+  if (d.shape.columns != columns)
+    fail(quoted(path) + ": dataset " + quoted(name) + " has " + shape_name(d.dims) + "; " +
+         expected_shape(columns) + " is expected");
+}
+
+// Selects rows `block` of a [rows] or [rows, columns] file space, and makes the matching
+// memory space (nothing selected for an empty block).
+std::pair<Handle, Handle> row_selection(hid_t dataset, RowBlock block, int columns) {
+  Handle file_space(H5Dget_space(dataset), H5Sclose);
+  int const rank = columns == 0 ? 1 : 2;
+  hsize_t const start[2] = {static_cast<hsize_t>(block.first), 0};
+  hsize_t const count[2] = {static_cast<hsize_t>(block.count), static_cast<hsize_t>(columns)};
+  hsize_t const one[2] = {1, static_cast<hsize_t>(columns ? columns : 1)};
+  Handle memory_space(H5Screate_simple(rank, block.count > 0 ? count : one, nullptr), H5Sclose);
+  bool ok = file_space.valid() && memory_space.valid();
+  if (ok && block.count > 0)
+    ok = H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, start, nullptr, count, nullptr) >= 0;
+  else if (ok)
+    ok = H5Sselect_none(file_space.get()) >= 0 && H5Sselect_none(memory_space.get()) >= 0;
+  if (!ok)
+    fail("cannot select rows" + hdf5_detail());
+  return {std::move(file_space), std::move(memory_space)};
+}
+
+} // namespace
+
+// ---- InputFile ------------------------------------------------------------------------------
+
+struct InputFile::Impl {
+  loom::Ranks ranks;
+  std::string path;
+  Handle file;
+
+  // Collective: this process's rows `block` of `name` ([N] or [N, columns]) into `out`.
+  void read_rows(std::string const& name, RowBlock block, int columns, double* out) const {
+    QuietErrors quiet;
+    OpenDataset d;
+    std::pair<Handle, Handle> spaces;
+    Handle dxpl;
+    agreed(ranks, [&] {
+      d = open_dataset(file.get(), path, name);
+      check_columns(d, path, name, columns);
+      if (block.first < 0 || block.count < 0 || block.first + block.count > d.shape.rows)
+        fail(quoted(path) + ": rows [" + std::to_string(block.first) + ", " +
+             std::to_string(block.first + block.count) + ") are out of the " +
+             std::to_string(d.shape.rows) + " rows of dataset " + quoted(name));
+      spaces = row_selection(d.dataset.get(), block, columns);
+    });
+    if (d.shape.rows == 0) // nothing stored (every process knows)
+      return;
+    // Open MPI's OMPIO (4.1) reads wrong data in collective reads of overlapping blocks:
+    // those are read independently.
+    bool const overlap = blocks_overlap(ranks, block);
+    agreed(ranks, [&] { dxpl = transfer(!overlap); });
+    double unused[2];
+    herr_t const status = H5Dread(d.dataset.get(), H5T_NATIVE_DOUBLE, spaces.second.get(),
+                                  spaces.first.get(), dxpl.get(), block.count > 0 ? out : unused);
+    agreed(ranks, [&] {
+      if (status < 0)
+        fail(quoted(path) + ": cannot read dataset " + quoted(name) + hdf5_detail());
+    });
+  }
+};
+
+InputFile::InputFile(MPI_Comm comm, std::string const& path) : impl_(std::make_unique<Impl>()) {
+  impl_->ranks = duplicate(comm, "InputFile");
+  impl_->path = path;
+  loom::Ranks const& ranks = impl_->ranks;
+  QuietErrors quiet;
+  // Process 0 tries first, for a plain message (and no collective open of a missing file).
+  agreed(ranks, [&] {
+    if (ranks.process_rank() != 0)
+      return;
+    std::FILE* f = std::fopen(path.c_str(), "rb");
+    if (!f)
+      fail("cannot open " + quoted(path) + ": " + std::strerror(errno));
+    std::fclose(f);
+  });
+  agreed(ranks, [&] {
+    Handle fapl = mpio_access(ranks.comm());
+    impl_->file = Handle(H5Fopen(path.c_str(), H5F_ACC_RDONLY, fapl.get()), H5Fclose);
+    if (!impl_->file.valid())
+      fail(quoted(path) + " is not an HDF5 file, or is damaged" + hdf5_detail());
+  });
+}
+
+InputFile::~InputFile() {
+  QuietErrors quiet;
+  impl_->file.close();
+}
+
+std::string const& InputFile::path() const {
+  return impl_->path;
+}
+int InputFile::process_rank() const {
+  return impl_->ranks.process_rank();
+}
+int InputFile::process_count() const {
+  return impl_->ranks.process_count();
+}
+
+bool InputFile::has(std::string const& dataset) const {
+  QuietErrors quiet;
+  bool found = false;
+  agreed(impl_->ranks, [&] {
+    htri_t const exists =
+        dataset.empty() ? 0 : H5Lexists(impl_->file.get(), dataset.c_str(), H5P_DEFAULT);
+    H5Eclear2(H5E_DEFAULT);
+    found = exists > 0;
+  });
+  return found;
+}
+
+DatasetShape InputFile::shape(std::string const& dataset) const {
+  QuietErrors quiet;
+  DatasetShape shape;
+  agreed(impl_->ranks,
+         [&] { shape = open_dataset(impl_->file.get(), impl_->path, dataset).shape; });
+  return shape;
+}
+
+std::int64_t InputFile::rows(std::string const& dataset, int columns) const {
+  QuietErrors quiet;
+  std::int64_t rows = 0;
+  agreed(impl_->ranks, [&] {
+    OpenDataset d = open_dataset(impl_->file.get(), impl_->path, dataset);
+    check_columns(d, impl_->path, dataset, columns);
+    rows = d.shape.rows;
+  });
+  return rows;
+}
+
+RowBlock InputFile::even_block(std::int64_t rows) const {
+  return hdf5::even_block(rows, process_count(), process_rank());
+}
+
+HostVector InputFile::read_vector(std::string const& dataset, RowBlock block) const {
+  HostVector out(Kokkos::view_alloc(Kokkos::WithoutInitializing, "sdot::hdf5::" + dataset),
+                 block.count > 0 ? block.count : 0);
+  impl_->read_rows(dataset, block, 0, out.data());
+  return out;
+}
+
+HostPoints InputFile::read_points(std::string const& dataset, RowBlock block) const {
+  HostPoints out(Kokkos::view_alloc(Kokkos::WithoutInitializing, "sdot::hdf5::" + dataset),
+                 block.count > 0 ? block.count : 0);
+  impl_->read_rows(dataset, block, 2, out.data());
+  return out;
+}
+
+// ---- OutputFile -----------------------------------------------------------------------------
+
+struct OutputFile::Impl {
+  enum class State { open, committed, discarded };
+  loom::Ranks ranks;
+  std::string path;
+  std::string temporary;
+  Handle file;
+  State state = State::open;
+
+  void require_open(char const* what) const {
+    if (state != State::open) // the same on every process
+      throw loom::Error("sdot::hdf5::OutputFile::" + std::string(what) + ": " + quoted(path) +
+                            " was already " +
+                            (state == State::committed ? "committed" : "discarded"),
+                        true);
+  }
+
+  // Process 0 removes the temporary, then everyone waits for it.
+  void remove_temporary() {
+    if (ranks.process_rank() == 0)
+      std::remove(temporary.c_str());
+    ranks.barrier();
+  }
+
+  // Collective: the blocks of the processes, in process order, as dataset `name` of shape
+  // [N] (columns = 0) or [N, columns].
+  void write_rows(std::string const& name, int columns, std::int64_t count, double const* data) {
+    require_open("write");
+    QuietErrors quiet;
+    auto const counts = ranks.allgather(std::vector<std::int64_t>{count});
+    std::int64_t total = 0, first = 0;
+    for (int p = 0; p < ranks.process_count(); ++p) {
+      if (p == ranks.process_rank())
+        first = total;
+      total += counts[p];
+    }
+    Handle dataset, dxpl;
+    std::pair<Handle, Handle> spaces;
+    agreed(ranks, [&] {
+      htri_t const exists = H5Lexists(file.get(), name.c_str(), H5P_DEFAULT);
+      H5Eclear2(H5E_DEFAULT);
+      if (exists > 0)
+        fail(quoted(path) + ": dataset " + quoted(name) + " was already written");
+      hsize_t const dims[2] = {static_cast<hsize_t>(total), static_cast<hsize_t>(columns)};
+      Handle space(H5Screate_simple(columns == 0 ? 1 : 2, dims, nullptr), H5Sclose);
+      Handle dcpl(H5Pcreate(H5P_DATASET_CREATE), H5Pclose);
+      if (!space.valid() || !dcpl.valid() || H5Pset_fill_time(dcpl.get(), H5D_FILL_TIME_NEVER) < 0)
+        fail(quoted(path) + ": cannot describe dataset " + quoted(name) + hdf5_detail());
+      dataset = Handle(H5Dcreate2(file.get(), name.c_str(), H5T_IEEE_F64LE, space.get(),
+                                  H5P_DEFAULT, dcpl.get(), H5P_DEFAULT),
+                       H5Dclose);
+      if (!dataset.valid())
+        fail(quoted(path) + ": cannot create dataset " + quoted(name) + hdf5_detail());
+      spaces = row_selection(dataset.get(), RowBlock{first, count}, columns);
+      dxpl = transfer();
+    });
+    if (total == 0) // nothing to store (every process knows)
+      return;
+    double const unused[2] = {0, 0};
+    herr_t const status = H5Dwrite(dataset.get(), H5T_NATIVE_DOUBLE, spaces.second.get(),
+                                   spaces.first.get(), dxpl.get(), count > 0 ? data : unused);
+    agreed(ranks, [&] {
+      if (status < 0)
+        fail(quoted(path) + ": cannot write dataset " + quoted(name) + hdf5_detail());
+    });
+  }
+};
+
+OutputFile::OutputFile(MPI_Comm comm, std::string const& path) : impl_(std::make_unique<Impl>()) {
+  impl_->ranks = duplicate(comm, "OutputFile");
+  impl_->path = path;
+  loom::Ranks const& ranks = impl_->ranks;
+  long long pid = ranks.process_rank() == 0 ? static_cast<long long>(getpid()) : 0;
+  MPI_Bcast(&pid, 1, MPI_LONG_LONG, 0, ranks.comm());
+  impl_->temporary = path + ".tmp-" + std::to_string(pid);
+  QuietErrors quiet;
+  try {
+    agreed(ranks, [&] {
+      if (path.empty())
+        fail("an output file name is empty");
+      Handle fapl = mpio_access(ranks.comm());
+      impl_->file = Handle(
+          H5Fcreate(impl_->temporary.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.get()), H5Fclose);
+      if (!impl_->file.valid())
+        fail("cannot create " + quoted(impl_->temporary) + " (the temporary file of " +
+             quoted(path) + ")" + hdf5_detail());
+    });
+  } catch (...) {
+    impl_->file.close();
+    impl_->remove_temporary();
+    impl_->state = Impl::State::discarded;
+    throw;
+  }
+}
+
+OutputFile::~OutputFile() {
+  if (impl_ && impl_->state == Impl::State::open)
+    discard();
+}
+
+std::string const& OutputFile::path() const {
+  return impl_->path;
+}
+std::string const& OutputFile::temporary_path() const {
+  return impl_->temporary;
+}
+int OutputFile::process_rank() const {
+  return impl_->ranks.process_rank();
+}
+int OutputFile::process_count() const {
+  return impl_->ranks.process_count();
+}
+
+void OutputFile::write(std::string const& dataset, HostVector const& block) {
+  impl_->write_rows(dataset, 0, static_cast<std::int64_t>(block.extent(0)), block.data());
+}
+
+void OutputFile::write(std::string const& dataset, HostPoints const& block) {
+  impl_->write_rows(dataset, 2, static_cast<std::int64_t>(block.extent(0)), block.data());
+}
+
+void OutputFile::commit() {
+  impl_->require_open("commit");
+  loom::Ranks const& ranks = impl_->ranks;
+  QuietErrors quiet;
+  try {
+    agreed(ranks, [&] {
+      if (impl_->file.close() < 0)
+        fail("cannot finish writing " + quoted(impl_->temporary) + hdf5_detail());
+    });
+    agreed(ranks, [&] {
+      if (ranks.process_rank() == 0 &&
+          std::rename(impl_->temporary.c_str(), impl_->path.c_str()) != 0)
+        fail("cannot rename " + quoted(impl_->temporary) + " to " + quoted(impl_->path) + ": " +
+             std::strerror(errno));
+    });
+  } catch (...) {
+    impl_->remove_temporary();
+    impl_->state = Impl::State::discarded;
+    throw;
+  }
+  impl_->state = Impl::State::committed;
+}
+
+void OutputFile::discard() noexcept {
+  if (impl_->state != Impl::State::open)
+    return;
+  impl_->state = Impl::State::discarded;
+  try {
+    QuietErrors quiet;
+    impl_->file.close();
+    H5Eclear2(H5E_DEFAULT);
+    impl_->remove_temporary();
+  } catch (...) {
+    // Nothing more can be done: the temporary may be left behind, `path` is untouched.
+  }
+}
+
+} // namespace sdot::hdf5

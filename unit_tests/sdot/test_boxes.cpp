@@ -218,3 +218,17 @@ TEST(Boxes, CellPolygonsOfAClusteredCloud) {
     }
   }
 }
+
+TEST(Boxes, SmallMessageCapacityIsGrown) {
+  auto c = uniform_cloud(301, 1.0 / 301, 33);
+  for (int capacity : {1, 2, 4}) {
+    sdot::PowerDiagramOptions options;
+    options.msg_capacity = capacity;
+    sdot::PowerDiagramStatistics st;
+    expect_same_as_one_box(c, {3, 8}, unit_square(), options);
+    options.nb_boxes = 3;
+    measures_with(c, unit_square(), options, &st);
+    EXPECT_GT(st.reruns, 0);
+    EXPECT_GT(st.msg_capacity, capacity);
+  }
+}

@@ -58,8 +58,8 @@ class JsonObject {
 public:
   JsonObject& add(std::string const& key, double value) { return member(key, json_number(value)); }
   template <class Integer,
-            std::enable_if_t<std::is_integral<Integer>::value && !std::is_same<Integer, bool>::value,
-                             int> = 0>
+            std::enable_if_t<
+                std::is_integral<Integer>::value && !std::is_same<Integer, bool>::value, int> = 0>
   JsonObject& add(std::string const& key, Integer value) {
     return member(key, std::to_string(value));
   }

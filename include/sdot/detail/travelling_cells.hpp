@@ -312,9 +312,14 @@ public:
     seconds["boxes"] = phase.seconds();
     phase.reset();
 
-    auto program = [this](loom::Ranks const&) { return travel(); };
+    auto program = [this](loom::Ranks const&) {
+      incomplete_ = false;
+      return travel();
+    };
     auto runner = loom::spmd(program, ranks_);
     Rows results = runner();
+    if (incomplete_) // a run stopped for a size that spmd did not grow: never return partial results
+      throw std::logic_error("sdot: travelling cells stopped without a capacity to grow");
     statistics_.reruns = runner.last_reruns();
     statistics_.msg_capacity = msg_capacity_.value();
     statistics_.inbox_capacity = inbox_capacity_.value();
@@ -539,6 +544,7 @@ private:
       bool const first_round = !step.from_messages;
       if (first_round && first_round_.valid &&
           first_round_.polygon_capacity == polygon_capacity() &&
+          first_round_.msg_capacity == msg_capacity_.value() &&
           static_cast<int>(first_round_.results.extent(1)) == result_width()) {
         step.next_rank = first_round_.next_rank;
         step.results = first_round_.results;
@@ -546,7 +552,8 @@ private:
       } else {
         run_step(step, items, "sdot::travel::decide");
         if (first_round)
-          first_round_ = {true, polygon_capacity(), step.next_rank, step.results, step.overflow};
+          first_round_ = {true,           polygon_capacity(), msg_capacity_.value(),
+                          step.next_rank, step.results,       step.overflow};
       }
 
       // Sizes found too small anywhere stop the run everywhere (spmd reruns it).
@@ -582,8 +589,10 @@ private:
       // same everywhere for spmd to agree on them.
       msg_capacity_.report(needed_vertices);
       inbox_capacity_.report(most_per_pair);
-      if (ranks_.any(needed_vertices > 0 || most_per_pair > inbox_capacity_.value()))
+      if (ranks_.any(needed_vertices > 0 || most_per_pair > inbox_capacity_.value())) {
+        incomplete_ = true; // spmd grows the capacities and runs again
         return Rows();
+      }
 
       // Finished cells: keep their result rows.
       int done = items - travellers;
@@ -749,13 +758,14 @@ private:
   std::vector<std::int64_t> process_first_;
   struct FirstRound {
     bool valid = false;
-    int polygon_capacity = 0;
+    int polygon_capacity = 0, msg_capacity = 0; // what the first round depends on
     Kokkos::View<int*, memory_space> next_rank;
     Rows results;
     Kokkos::View<int*, memory_space> overflow;
   } first_round_;
   long bytes_sent_seeds_ = 0;
   bool with_polygons_ = false;
+  bool incomplete_ = false;
   TravelStatistics<memory_space> statistics_;
 };
 

@@ -1,0 +1,131 @@
+#pragma once
+// What the command-line programs (sdot-measures, sdot-ot) share: their main() around MPI and
+// Kokkos, the error reporting, and the parsing of option values.
+
+#include <loom/error.hpp>
+
+#include <Kokkos_Core.hpp>
+#include <mpi.h>
+
+#include <cerrno>
+#include <climits>
+#include <cstdio>
+#include <cstdlib>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace sdot::apps {
+
+/// A mistake on the command line (unknown option, missing or bad value): the same on every
+/// process, reported with exit status 2.
+class UsageError : public std::invalid_argument {
+public:
+  using std::invalid_argument::invalid_argument;
+};
+
+/// The arguments after the program's name, and a cursor over them.
+class Arguments {
+public:
+  explicit Arguments(std::vector<std::string> args) : args_(std::move(args)) {}
+  bool done() const { return next_ >= args_.size(); }
+  std::string const& take() { return args_[next_++]; }
+  /// The value of `option`, which must follow it.
+  std::string const& value_of(std::string const& option) {
+    if (done())
+      throw UsageError("option " + option + " needs a value");
+    return take();
+  }
+
+private:
+  std::vector<std::string> args_;
+  std::size_t next_ = 0;
+};
+
+/// `text` as an integer in [min, max], all of it.
+/// @throws UsageError naming `option` and the text otherwise.
+inline long long parse_integer(std::string const& text, std::string const& option, long long min,
+                               long long max = LLONG_MAX) {
+  char* end = nullptr;
+  errno = 0;
+  long long const value = std::strtoll(text.c_str(), &end, 10);
+  if (text.empty() || *end != '\0' || errno == ERANGE || value < min || value > max)
+    throw UsageError("bad number '" + text + "' for " + option + " (an integer from " +
+                     std::to_string(min) +
+                     (max == LLONG_MAX ? " up" : " to " + std::to_string(max)) + " is expected)");
+  return value;
+}
+
+/// `text` as an unsigned 64-bit integer, all of it.
+inline unsigned long long parse_unsigned(std::string const& text, std::string const& option) {
+  char* end = nullptr;
+  errno = 0;
+  unsigned long long const value = std::strtoull(text.c_str(), &end, 10);
+  if (text.empty() || text[0] == '-' || *end != '\0' || errno == ERANGE)
+    throw UsageError("bad number '" + text + "' for " + option +
+                     " (an unsigned 64-bit integer is expected)");
+  return value;
+}
+
+/// `text` as a finite real number, all of it.
+inline double parse_real(std::string const& text, std::string const& option) {
+  char* end = nullptr;
+  errno = 0;
+  double const value = std::strtod(text.c_str(), &end);
+  if (text.empty() || *end != '\0' || errno == ERANGE || !(value - value == 0))
+    throw UsageError("bad number '" + text + "' for " + option +
+                     " (a finite real number is expected)");
+  return value;
+}
+
+/// main() of an MPI command-line program. Initialises MPI, prints `usage` (process 0) when
+/// the arguments hold --help or -h, else initialises Kokkos (which takes its --kokkos-*
+/// arguments) and returns `body(arguments)`.
+///
+/// Errors are reported by process 0 on one line of stderr, "<name>: error: <message>", and
+/// every process exits with the same status: 2 for a UsageError, 1 for a collective
+/// loom::Error (every process threw it, see sdot::hdf5::agreed). Any other exception means
+/// one process failed alone: it reports it and aborts the job (status 1 everywhere).
+template <class Body>
+int command_main(int argc, char* argv[], char const* name, char const* usage, Body&& body) {
+  MPI_Init(&argc, &argv);
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  auto report = [&](std::string const& message) {
+    std::fprintf(stderr, "%s: error: %s\n", name, message.c_str());
+    std::fflush(stderr);
+  };
+  int status = 0;
+  bool help = false;
+  for (int i = 1; i < argc; ++i)
+    help = help || std::string(argv[i]) == "--help" || std::string(argv[i]) == "-h";
+  if (help) {
+    if (rank == 0)
+      std::fputs(usage, stdout);
+  } else {
+    try {
+      Kokkos::ScopeGuard kokkos(argc, argv);
+      status = body(std::vector<std::string>(argv + 1, argv + argc));
+    } catch (UsageError const& e) {
+      if (rank == 0)
+        report(std::string(e.what()) + " (see " + name + " --help)");
+      status = 2;
+    } catch (loom::Error const& e) {
+      if (!e.collective()) {
+        report("process " + std::to_string(rank) + ": " + e.what());
+        MPI_Abort(MPI_COMM_WORLD, 1);
+      }
+      if (rank == 0)
+        report(e.what());
+      status = 1;
+    } catch (std::exception const& e) {
+      report("process " + std::to_string(rank) + ": " + e.what());
+      MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+  }
+  std::fflush(stdout);
+  MPI_Finalize();
+  return status;
+}
+
+} // namespace sdot::apps

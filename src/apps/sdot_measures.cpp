@@ -1,0 +1,296 @@
+// sdot-measures: the areas of the power-diagram cells of seeds read from an HDF5 file (or
+// drawn at random), written to an HDF5 file, under MPI with any number of processes. See
+// docs/command-line.md.
+#include "command_line.hpp"
+#include "random_cloud.hpp"
+
+#include <sdot/detail/json.hpp>
+#include <sdot/hdf5_io.hpp>
+#include <sdot/sdot.hpp>
+
+#include <loom/loom.hpp>
+
+#include <Kokkos_Timer.hpp>
+
+#include <array>
+#include <cstdint>
+#include <cstdio>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace {
+
+using sdot::apps::UsageError;
+using sdot::detail::JsonObject;
+using ExecutionSpace = Kokkos::DefaultExecutionSpace;
+/// The diagram of seeds spread over the processes (each passes its block).
+using Diagram = sdot::PowerDiagram<ExecutionSpace, sdot::SpreadInput>;
+
+char const* const usage =
+    R"(usage: sdot-measures INPUT.h5 OUTPUT.h5 [options]
+       sdot-measures --random N [--seed S] [OUTPUT.h5] [options]
+
+The areas of the cells of the power (Laguerre) diagram of weighted seeds in a box. Run it
+under MPI with any number of processes: each process reads and writes its own block of rows.
+
+INPUT.h5 holds the datasets `positions` (float64, [N, 2]) and `weights` (float64, [N]).
+OUTPUT.h5 gets the dataset `measures` (float64, [N], in the order of the seeds); it is
+written under a temporary name and renamed only once everything succeeded.
+
+options:
+  --box X0 Y0 X1 Y1      the domain [X0, X1] x [Y0, Y1] (default: the unit square)
+  --random N             N seeds drawn uniformly in the box, weights uniform in [0, 1/N)
+                         (the same cloud whatever the number of processes; OUTPUT.h5 then
+                         also gets `positions` and `weights`)
+  --seed S               seed of the random cloud (default 0)
+  --centroids            also write the dataset `centroids` (float64, [N, 2])
+  --nb-boxes K           boxes of seeds per process (default 1)
+  --msg-capacity C       vertices of a travelling cell's message (default 16)
+  --inbox-capacity C     cells sent to one destination per round (default 64)
+  --vertex-capacity C    vertices of a cell in the kernel's first pass (default 32)
+  --help                 this help
+
+It prints one JSON object on one line to stdout: n, ranks, boxes, sum_measures,
+seconds {total, and one entry per phase}, and the diagram's statistics.
+)";
+
+struct Options {
+  std::string input;  // empty with --random
+  std::string output; // may be empty with --random
+  std::int64_t random = 0;
+  std::uint64_t seed = 0;
+  bool seed_given = false;
+  std::array<double, 2> lo{0, 0}, hi{1, 1};
+  bool centroids = false;
+  sdot::PowerDiagramOptions diagram;
+};
+
+Options parse(std::vector<std::string> const& args) {
+  using sdot::apps::parse_integer;
+  using sdot::apps::parse_real;
+  Options o;
+  std::vector<std::string> files;
+  sdot::apps::Arguments a(args);
+  auto capacity = [&](std::string const& option) {
+    return static_cast<int>(parse_integer(a.value_of(option), option, 1, 1 << 30));
+  };
+  while (!a.done()) {
+    std::string const arg = a.take();
+    if (arg == "--box") {
+      o.lo[0] = parse_real(a.value_of(arg), "--box X0");
+      o.lo[1] = parse_real(a.value_of(arg), "--box Y0");
+      o.hi[0] = parse_real(a.value_of(arg), "--box X1");
+      o.hi[1] = parse_real(a.value_of(arg), "--box Y1");
+      if (!(o.lo[0] < o.hi[0]) || !(o.lo[1] < o.hi[1]))
+        throw UsageError("--box X0 Y0 X1 Y1 needs X0 < X1 and Y0 < Y1");
+    } else if (arg == "--random") {
+      o.random = parse_integer(a.value_of(arg), arg, 1);
+    } else if (arg == "--seed") {
+      o.seed = sdot::apps::parse_unsigned(a.value_of(arg), arg);
+      o.seed_given = true;
+    } else if (arg == "--centroids") {
+      o.centroids = true;
+    } else if (arg == "--nb-boxes") {
+      o.diagram.nb_boxes = capacity(arg);
+    } else if (arg == "--msg-capacity") {
+      o.diagram.msg_capacity = capacity(arg);
+    } else if (arg == "--inbox-capacity") {
+      o.diagram.inbox_capacity = capacity(arg);
+    } else if (arg == "--vertex-capacity") {
+      o.diagram.vertex_capacity = capacity(arg);
+    } else if (arg.size() > 1 && arg[0] == '-') {
+      throw UsageError("unknown option '" + arg + "'");
+    } else {
+      files.push_back(arg);
+    }
+  }
+  if (o.random > 0) {
+    if (files.size() > 1)
+      throw UsageError("--random takes at most one file, OUTPUT.h5");
+    if (!files.empty())
+      o.output = files[0];
+  } else {
+    if (o.seed_given)
+      throw UsageError("--seed goes with --random");
+    if (files.size() != 2)
+      throw UsageError("INPUT.h5 and OUTPUT.h5 are expected (or --random N)");
+    o.input = files[0];
+    o.output = files[1];
+  }
+  return o;
+}
+
+/// This process's block of the seeds, in the execution space's memory.
+struct Seeds {
+  std::int64_t total = 0; // N
+  sdot::hdf5::RowBlock block;
+  Diagram::positions_type positions;
+  Diagram::scalars_type weights;
+};
+
+Seeds read_seeds(loom::Ranks const& ranks, std::string const& path) {
+  sdot::hdf5::InputFile file(ranks.comm(), path);
+  Seeds s;
+  s.total = file.rows("positions", 2);
+  std::int64_t const weights = file.rows("weights", 0);
+  if (weights != s.total) // the same on every process
+    throw loom::Error("'" + path + "': dataset 'weights' has " + std::to_string(weights) +
+                          " rows but 'positions' has " + std::to_string(s.total) +
+                          ": one weight per seed is expected",
+                      true);
+  s.block = file.even_block(s.total);
+  auto positions = file.read_points("positions", s.block);
+  auto weights_block = file.read_vector("weights", s.block);
+  sdot::hdf5::agreed(ranks, [&] {
+    ExecutionSpace space;
+    s.positions =
+        sdot::hdf5::to_space<Diagram::positions_type>(space, positions, "sdot-measures::positions");
+    s.weights =
+        sdot::hdf5::to_space<Diagram::scalars_type>(space, weights_block, "sdot-measures::weights");
+  });
+  return s;
+}
+
+Seeds random_seeds(loom::Ranks const& ranks, Options const& o) {
+  Seeds s;
+  s.total = o.random;
+  s.block = sdot::hdf5::even_block(s.total, ranks.process_count(), ranks.process_rank());
+  sdot::hdf5::agreed(ranks, [&] {
+    ExecutionSpace space;
+    s.positions = Diagram::positions_type(
+        Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot-measures::positions"),
+        s.block.count);
+    s.weights = Diagram::scalars_type(
+        Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot-measures::weights"),
+        s.block.count);
+    sdot::apps::fill_uniform_cloud(space, s.positions, s.weights, s.block.first, s.total, o.seed,
+                                   o.lo, o.hi);
+    space.fence();
+  });
+  return s;
+}
+
+/// What the diagram gives for this process's block of seeds.
+struct DiagramResult {
+  Diagram::scalars_type measures;    // in the order of the seeds
+  Diagram::positions_type centroids; // when asked for
+  double sum_measures = 0;           // over all the processes
+  int boxes = 0;                     // over all the processes
+  double seconds = 0;                // the slowest process: constructing and computing
+  JsonObject phase_seconds;          // PowerDiagram::statistics().seconds of process 0
+  JsonObject statistics;             // the diagram's statistics (of all the ranks)
+};
+
+/// The diagram of the seeds spread over the processes, options.nb_boxes boxes each
+/// (collective).
+DiagramResult compute_diagram(Seeds const& seeds, std::vector<sdot::HalfSpace> const& boundaries,
+                              sdot::PowerDiagramOptions options, bool centroids) {
+  loom::Ranks const ranks = loom::MpiRanks(MPI_COMM_WORLD, options.nb_boxes);
+  ExecutionSpace space;
+  Kokkos::Timer timer;
+  std::optional<Diagram> diagram;
+  try {
+    diagram.emplace(loom::spread(seeds.positions, ranks), loom::spread(seeds.weights, ranks),
+                    boundaries, options, space);
+  } catch (std::invalid_argument const& e) {
+    throw loom::Error(e.what(), true); // the constructor reports a problem on every process
+  }
+  DiagramResult r;
+  sdot::hdf5::agreed(ranks, [&] {
+    r.measures = diagram->measures().value();
+    if (centroids)
+      r.centroids = diagram->centroids().value();
+    space.fence();
+  });
+  Kokkos::View<double*, Kokkos::HostSpace> seconds("sdot-measures::seconds", ranks.local_count());
+  Kokkos::deep_copy(seconds, timer.seconds());
+  r.seconds = ranks.all_max(seconds);
+  r.sum_measures = diagram->measures().sum();
+
+  auto const& st = diagram->statistics();
+  for (auto const& [phase, phase_seconds] : st.seconds)
+    if (phase != "total")
+      r.phase_seconds.add(phase, phase_seconds);
+  bool const travelling = st.ranks > 1;
+  r.boxes = st.ranks;
+  r.statistics.add("overflowed_cells", st.overflowed_cells)
+      .add("vertex_reruns", st.vertex_reruns)
+      .add("final_vertex_capacity", st.final_vertex_capacity)
+      .add("rounds", st.rounds)
+      .add("travelled_cells", st.travelled_cells)
+      .add("bytes_sent", st.bytes_sent)
+      .add("reruns", st.reruns)
+      .add("vertex_capacity", options.vertex_capacity)
+      .add("msg_capacity", options.msg_capacity)
+      .add("inbox_capacity", options.inbox_capacity)
+      .add("final_msg_capacity", travelling ? st.msg_capacity : options.msg_capacity)
+      .add("final_inbox_capacity", travelling ? st.inbox_capacity : options.inbox_capacity);
+  return r;
+}
+
+int run(std::vector<std::string> const& args) {
+  Options const o = parse(args);
+  std::vector<sdot::HalfSpace> const boundaries = sdot::box_half_spaces(o.lo, o.hi);
+  loom::Ranks const ranks = loom::MpiRanks(MPI_COMM_WORLD);
+
+  Seeds const seeds = o.random > 0 ? random_seeds(ranks, o) : read_seeds(ranks, o.input);
+  // Created before the computation, so that a bad OUTPUT fails early.
+  std::optional<sdot::hdf5::OutputFile> output;
+  if (!o.output.empty())
+    output.emplace(ranks.comm(), o.output);
+
+  DiagramResult const result = compute_diagram(seeds, boundaries, o.diagram, o.centroids);
+
+  if (output) {
+    sdot::hdf5::HostVector measures;
+    sdot::hdf5::HostPoints centroids, positions;
+    sdot::hdf5::HostVector weights;
+    sdot::hdf5::agreed(ranks, [&] {
+      measures = sdot::hdf5::to_host(result.measures);
+      if (o.centroids)
+        centroids = sdot::hdf5::to_host(result.centroids);
+      if (o.random > 0) {
+        positions = sdot::hdf5::to_host(seeds.positions);
+        weights = sdot::hdf5::to_host(seeds.weights);
+      }
+    });
+    if (o.random > 0) {
+      output->write("positions", positions);
+      output->write("weights", weights);
+    }
+    output->write("measures", measures);
+    if (o.centroids)
+      output->write("centroids", centroids);
+    output->commit();
+  }
+
+  if (ranks.process_rank() == 0) {
+    JsonObject times;
+    times.add("total", result.seconds).append(result.phase_seconds);
+    JsonObject report;
+    report.add("n", seeds.total)
+        .add("ranks", ranks.process_count())
+        .add("boxes", result.boxes)
+        .add("domain_area", sdot::domain_polygon(boundaries).area)
+        .add("sum_measures", result.sum_measures)
+        .add("seconds", times)
+        .append(result.statistics);
+    if (o.random > 0)
+      report.add("random", o.random).add("seed", o.seed);
+    else
+      report.add("input", o.input);
+    if (o.output.empty())
+      report.add_null("output");
+    else
+      report.add("output", o.output);
+    std::printf("%s\n", report.str().c_str());
+  }
+  return 0;
+}
+
+} // namespace
+
+int main(int argc, char* argv[]) {
+  return sdot::apps::command_main(argc, argv, "sdot-measures", usage, run);
+}

@@ -1,0 +1,206 @@
+// sdot-ot: semi-discrete optimal transport from the uniform measure on a box to prescribed
+// masses at seeds read from an HDF5 file, under MPI. See docs/transport.md.
+#include "command_line.hpp"
+
+#include <sdot/detail/json.hpp>
+#include <sdot/hdf5_io.hpp>
+#include <sdot/optimal_transport.hpp>
+
+#include <loom/loom.hpp>
+
+#include <Kokkos_Timer.hpp>
+
+#include <array>
+#include <cstdint>
+#include <cstdio>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace {
+
+using sdot::apps::UsageError;
+using sdot::detail::JsonObject;
+using ExecutionSpace = Kokkos::DefaultExecutionSpace;
+using Cells = sdot::SpreadCells<ExecutionSpace>;
+
+char const* const usage =
+    R"(usage: sdot-ot INPUT.h5 OUTPUT.h5 [options]
+
+The weights for which every cell of the power diagram of the seeds, in a box, holds its
+prescribed mass (semi-discrete optimal transport; damped Newton, conjugate gradient). Run it
+under MPI with any number of processes: each process reads and writes its own block of rows.
+
+INPUT.h5 holds `positions` (float64, [N, 2]) and optionally `masses` (float64, [N]: positive,
+adding up to the box's area; default: the area / N each) and `weights` (float64, [N]: initial
+weights; default: zeros). OUTPUT.h5 gets `weights` and `measures` (float64, [N]); it is
+written under a temporary name and renamed only once everything succeeded.
+
+options:
+  --box X0 Y0 X1 Y1      the domain [X0, X1] x [Y0, Y1] (default: the unit square)
+  --tol T                stop when |m_i - mass_i| <= T x area for every i (default 1e-10)
+  --max-newton K         Newton steps at most (default 100)
+  --cg-tol T             relative residual of the linear solves (default 1e-3)
+  --verbose              one line per Newton step on stderr (process 0)
+  --help                 this help
+
+It prints one JSON object on one line to stdout: n, ranks, newton_iterations,
+cg_iterations, diagram_evaluations, max_error (max |m_i - mass_i|), tol, seconds.
+)";
+
+struct Options {
+  std::string input, output;
+  std::array<double, 2> lo{0, 0}, hi{1, 1};
+  sdot::OptimalTransportOptions transport;
+  bool verbose = false;
+};
+
+Options parse(std::vector<std::string> const& args) {
+  using sdot::apps::parse_integer;
+  using sdot::apps::parse_real;
+  Options o;
+  std::vector<std::string> files;
+  sdot::apps::Arguments a(args);
+  while (!a.done()) {
+    std::string const arg = a.take();
+    if (arg == "--box") {
+      o.lo[0] = parse_real(a.value_of(arg), "--box X0");
+      o.lo[1] = parse_real(a.value_of(arg), "--box Y0");
+      o.hi[0] = parse_real(a.value_of(arg), "--box X1");
+      o.hi[1] = parse_real(a.value_of(arg), "--box Y1");
+      if (!(o.lo[0] < o.hi[0]) || !(o.lo[1] < o.hi[1]))
+        throw UsageError("--box X0 Y0 X1 Y1 needs X0 < X1 and Y0 < Y1");
+    } else if (arg == "--tol") {
+      o.transport.tol = parse_real(a.value_of(arg), arg);
+      if (!(o.transport.tol > 0))
+        throw UsageError("--tol must be positive");
+    } else if (arg == "--max-newton") {
+      o.transport.max_newton = static_cast<int>(parse_integer(a.value_of(arg), arg, 0, 1 << 20));
+    } else if (arg == "--cg-tol") {
+      o.transport.cg_tol = parse_real(a.value_of(arg), arg);
+      if (!(o.transport.cg_tol > 0 && o.transport.cg_tol < 1))
+        throw UsageError("--cg-tol must be in (0, 1)");
+    } else if (arg == "--verbose") {
+      o.verbose = true;
+    } else if (arg.size() > 1 && arg[0] == '-') {
+      throw UsageError("unknown option '" + arg + "'");
+    } else {
+      files.push_back(arg);
+    }
+  }
+  if (files.size() != 2)
+    throw UsageError("INPUT.h5 and OUTPUT.h5 are expected");
+  o.input = files[0];
+  o.output = files[1];
+  return o;
+}
+
+struct Input {
+  std::int64_t total = 0;
+  Cells::positions_type positions;
+  Cells::scalars_type masses, weights; // weights: empty when not given
+};
+
+Input read_input(loom::Ranks const& ranks, std::string const& path, double area) {
+  sdot::hdf5::InputFile file(ranks.comm(), path);
+  Input in;
+  in.total = file.rows("positions", 2);
+  auto const block = file.even_block(in.total);
+  auto const check_rows = [&](std::string const& dataset) {
+    std::int64_t const rows = file.rows(dataset, 0);
+    if (rows != in.total) // the same on every process
+      throw loom::Error("'" + path + "': dataset '" + dataset + "' has " + std::to_string(rows) +
+                            " rows but 'positions' has " + std::to_string(in.total) +
+                            ": one value per seed is expected",
+                        true);
+  };
+  auto positions = file.read_points("positions", block);
+  std::optional<sdot::hdf5::HostVector> masses, weights;
+  if (file.has("masses")) {
+    check_rows("masses");
+    masses = file.read_vector("masses", block);
+  }
+  if (file.has("weights")) {
+    check_rows("weights");
+    weights = file.read_vector("weights", block);
+  }
+  sdot::hdf5::agreed(ranks, [&] {
+    ExecutionSpace space;
+    in.positions =
+        sdot::hdf5::to_space<Cells::positions_type>(space, positions, "sdot-ot::positions");
+    if (masses) {
+      in.masses = sdot::hdf5::to_space<Cells::scalars_type>(space, *masses, "sdot-ot::masses");
+    } else {
+      in.masses = Cells::scalars_type("sdot-ot::masses", block.count);
+      Kokkos::deep_copy(space, in.masses, area / static_cast<double>(in.total));
+    }
+    if (weights)
+      in.weights = sdot::hdf5::to_space<Cells::scalars_type>(space, *weights, "sdot-ot::weights");
+    space.fence();
+  });
+  return in;
+}
+
+int run(std::vector<std::string> const& args) {
+  Options o = parse(args);
+  std::vector<sdot::HalfSpace> const boundaries = sdot::box_half_spaces(o.lo, o.hi);
+  double const area = sdot::domain_polygon(boundaries).area;
+  loom::Ranks const ranks = loom::MpiRanks(MPI_COMM_WORLD);
+  Kokkos::Timer timer;
+
+  Input const in = read_input(ranks, o.input, area);
+  // Created before the solve, so that a bad OUTPUT fails early.
+  sdot::hdf5::OutputFile output(ranks.comm(), o.output);
+
+  if (o.verbose && ranks.process_rank() == 0)
+    o.transport.progress = [](sdot::NewtonProgress const& p) {
+      std::fprintf(stderr,
+                   "sdot-ot: newton %d: max error %.3e, step %.4g, %d CG iterations, %.2f s\n",
+                   p.newton_iteration, p.max_error, p.step, p.cg_iterations, p.seconds);
+    };
+  Cells cells(ranks, in.positions, boundaries);
+  sdot::OptimalTransportResult<Cells::memory_space> result;
+  try {
+    result = sdot::solve_optimal_transport(cells, Kokkos::View<double const*>(in.masses),
+                                           Kokkos::View<double const*>(in.weights), o.transport);
+  } catch (std::exception const& e) {
+    // The solver's errors are decided from values every process shares: all throw the same.
+    throw loom::Error(e.what(), true);
+  }
+
+  sdot::hdf5::HostVector weights, measures;
+  sdot::hdf5::agreed(ranks, [&] {
+    weights = sdot::hdf5::to_host(result.weights);
+    measures = sdot::hdf5::to_host(result.measures);
+  });
+  output.write("weights", weights);
+  output.write("measures", measures);
+  output.commit();
+
+  Kokkos::View<double*, Kokkos::HostSpace> seconds("sdot-ot::seconds", ranks.local_count());
+  Kokkos::deep_copy(seconds, timer.seconds());
+  double const slowest = ranks.all_max(seconds);
+  if (ranks.process_rank() == 0) {
+    auto const& s = result.statistics;
+    JsonObject report;
+    report.add("n", in.total)
+        .add("ranks", ranks.process_count())
+        .add("newton_iterations", s.newton_iterations)
+        .add("cg_iterations", s.cg_iterations)
+        .add("diagram_evaluations", s.diagram_evaluations)
+        .add("max_error", s.max_error)
+        .add("tol", o.transport.tol)
+        .add("domain_area", area)
+        .add("seconds", slowest)
+        .add("input", o.input)
+        .add("output", o.output);
+    std::printf("%s\n", report.str().c_str());
+  }
+  return 0;
+}
+
+} // namespace
+
+int main(int argc, char* argv[]) {
+  return sdot::apps::command_main(argc, argv, "sdot-ot", usage, run);
+}
