@@ -1,6 +1,7 @@
 // The diagram computed by K boxes emulated in one process equals the one-box diagram.
 #include "brute_force.hpp"
 #include "clouds.hpp"
+#include "reference_cases.hpp"
 
 #include <sdot/sdot.hpp>
 
@@ -230,5 +231,21 @@ TEST(Boxes, SmallMessageCapacityIsGrown) {
     measures_with(c, unit_square(), options, &st);
     EXPECT_GT(st.reruns, 0);
     EXPECT_GT(st.msg_capacity, capacity);
+  }
+}
+
+TEST(Boxes, EveryReferenceCaseAtEveryBoxCount) {
+  for (auto const& rc : reference_cases()) {
+    auto const ref = brute_force(rc.cloud.x, rc.cloud.w, rc.domain);
+    double const area = static_cast<double>(sdot_test::area(domain(rc.domain)));
+    for (int k : {1, 2, 3, 8, 64, 257}) {
+      sdot::PowerDiagramOptions options;
+      options.nb_boxes = k;
+      auto m = measures_with(rc.cloud, rc.domain, options);
+      ASSERT_EQ(m.size(), ref.measures.size());
+      for (std::size_t i = 0; i < m.size(); ++i)
+        EXPECT_NEAR(m[i], ref.measures[i], 1e-12 * area)
+            << rc.name << ", seed " << i << ", " << k << " boxes";
+    }
   }
 }

@@ -1,6 +1,8 @@
 // The diagram of seeds spread over MPI processes (and boxes within them) equals the one-box
 // diagram computed by one process.
+#include "brute_force.hpp"
 #include "clouds.hpp"
+#include "reference_cases.hpp"
 
 #include <loom/loom.hpp>
 #include <sdot/sdot.hpp>
@@ -102,5 +104,27 @@ TEST(SpreadMpi, BadSeedOnOneProcessIsReportedEverywhere) {
     ADD_FAILURE() << "no exception";
   } catch (std::invalid_argument const& e) {
     EXPECT_NE(std::string(e.what()).find("seed 99"), std::string::npos) << e.what();
+  }
+}
+
+TEST(SpreadMpi, EveryReferenceCase) {
+  int rank = 0, size = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  for (int boxes_per_process : {1, 2}) {
+    auto ranks = loom::MpiRanks(MPI_COMM_WORLD, boxes_per_process);
+    for (auto const& rc : reference_cases()) {
+      auto const ref = brute_force(rc.cloud.x, rc.cloud.w, rc.domain);
+      double const area = static_cast<double>(sdot_test::area(domain(rc.domain)));
+      auto first = split(rc.cloud.x.size(), size, /*uneven=*/true);
+      Cloud mine = block(rc.cloud, first[rank], first[rank + 1] - first[rank]);
+      sdot::PowerDiagram pd(loom::spread(positions_view(mine), ranks),
+                            loom::spread(weights_view(mine), ranks), rc.domain);
+      auto whole = loom::gather_to_host(pd.measures());
+      ASSERT_EQ(whole.extent(0), ref.measures.size());
+      for (std::size_t i = 0; i < ref.measures.size(); ++i)
+        EXPECT_NEAR(whole(i), ref.measures[i], 1e-12 * area)
+            << rc.name << ", seed " << i << ", " << size << " processes x " << boxes_per_process;
+    }
   }
 }

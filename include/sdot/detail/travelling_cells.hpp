@@ -318,7 +318,8 @@ public:
     };
     auto runner = loom::spmd(program, ranks_);
     Rows results = runner();
-    if (incomplete_) // a run stopped for a size that spmd did not grow: never return partial results
+    if (incomplete_) // a run stopped for a size that spmd did not grow: never return partial
+                     // results
       throw std::logic_error("sdot: travelling cells stopped without a capacity to grow");
     statistics_.reruns = runner.last_reruns();
     statistics_.msg_capacity = msg_capacity_.value();
