@@ -30,6 +30,7 @@ struct NewtonProgress {
   double max_error = 0;     ///< max_i |m_i − target_i| after the step
   double step = 0;          ///< damping factor taken (1, 1/2, 1/4, ...); 0 at iteration 0
   int cg_iterations = 0;    ///< conjugate-gradient iterations of this step
+  double cg_tol = 0;        ///< relative residual asked of this step's linear solve
   int halvings = 0;         ///< times the step was halved
   double seconds = 0;       ///< since the start of the solve
 };
@@ -46,8 +47,16 @@ struct OptimalTransportOptions {
   double min_mass_fraction = 0.5;
   /// Halvings of a step before giving up (std::runtime_error).
   int max_halvings = 40;
-  /// The linear solves stop when |J δ − b| ≤ cg_tol |b| (Euclidean norms).
+  /// The linear solves stop when |J δ − b| ≤ η |b| (Euclidean norms): η = cg_tol, or with
+  /// adaptive_cg_tol an Eisenstat–Walker forcing term clamped to [cg_tol, max_cg_tol].
   double cg_tol = 1e-3;
+  /// Eisenstat–Walker forcing terms (η_k = 0.9 (|m − t|_k / |m − t|_{k−1})², loose far from
+  /// the solution); false: η = cg_tol at every step.
+  bool adaptive_cg_tol = true;
+  /// The loosest forcing term (adaptive_cg_tol only), in [cg_tol, 1). Looser directions cost
+  /// more Newton steps and diagram evaluations than the CG they save, and beyond ~0.1 they may
+  /// stall the damping (docs/transport.md).
+  double max_cg_tol = 0.01;
   /// Conjugate-gradient iterations per Newton step at most.
   int max_cg = 20000;
   /// Called after every Newton step (and once for the initial weights) on every process.
@@ -59,7 +68,9 @@ struct OptimalTransportStatistics {
   int newton_iterations = 0;
   int cg_iterations = 0;       ///< all Newton steps together
   int diagram_evaluations = 0; ///< measures computed (initial, trial steps)
-  double max_error = 0;        ///< max_i |m_i − target_i| at the end
+  /// Seconds spent assembling the Jacobians and in conjugate gradient (the rest: diagrams).
+  double linear_seconds = 0;
+  double max_error = 0; ///< max_i |m_i − target_i| at the end
   double seconds = 0;
   std::vector<NewtonProgress> history; ///< one entry per Newton step, the initial one first
 };
@@ -352,11 +363,12 @@ solve_optimal_transport(Cells& cells,
   double const area = cells.domain_area();
 
   if (!(options.tol > 0) || !(options.min_mass_fraction > 0 && options.min_mass_fraction < 1) ||
-      !(options.cg_tol > 0 && options.cg_tol < 1) || options.max_newton < 0 ||
+      !(options.cg_tol > 0 && options.cg_tol < 1) ||
+      !(options.max_cg_tol >= options.cg_tol && options.max_cg_tol < 1) || options.max_newton < 0 ||
       options.max_halvings < 0 || options.max_cg < 1)
     throw std::invalid_argument(
         "sdot::OptimalTransport: options need tol > 0, 0 < min_mass_fraction < 1, 0 < cg_tol < 1, "
-        "max_newton ≥ 0, max_halvings ≥ 0, max_cg ≥ 1");
+        "cg_tol ≤ max_cg_tol < 1, max_newton ≥ 0, max_halvings ≥ 0, max_cg ≥ 1");
   detail::validate_target_masses(space, ranks, n, targets, area);
   bool const given = initial_weights.data() != nullptr || initial_weights.extent(0) > 0;
   if (given && static_cast<int>(initial_weights.extent(0)) != n)
@@ -414,6 +426,9 @@ solve_optimal_transport(Cells& cells,
   Scalars rhs = alloc("sdot::ot::rhs"), delta = alloc("sdot::ot::delta");
   Scalars trial = alloc("sdot::ot::trial");
   double last_step = 1;
+  // Eisenstat–Walker (choice 2, γ = 0.9, α = 2): η_k = γ (|F_k| / |F_{k−1}|)², safeguarded by
+  // γ η_{k−1}² when that is above 0.1; |F| = |m − t|₂.
+  double forcing = options.max_cg_tol, previous_error = error[1];
   while (error[0] > options.tol * area) {
     if (stats.newton_iterations >= options.max_newton) {
       std::ostringstream msg;
@@ -423,6 +438,18 @@ solve_optimal_transport(Cells& cells,
       throw std::runtime_error(msg.str());
     }
     ++stats.newton_iterations;
+    if (options.adaptive_cg_tol && stats.newton_iterations > 1) {
+      double const ratio = error[1] / previous_error;
+      double const safeguard = 0.9 * forcing * forcing;
+      forcing = 0.9 * ratio * ratio;
+      if (safeguard > 0.1)
+        forcing = std::fmax(forcing, safeguard);
+    }
+    double const eta = options.adaptive_cg_tol
+                           ? std::fmin(options.max_cg_tol, std::fmax(forcing, options.cg_tol))
+                           : options.cg_tol;
+    previous_error = error[1];
+    Kokkos::Timer linear_timer;
     // J δ = (target − m) on the zero-mean subspace.
     auto const jacobian =
         measure_jacobian(space, ranks, Kokkos::View<double const* [2], memory_space>(positions),
@@ -431,16 +458,18 @@ solve_optimal_transport(Cells& cells,
                                                       detail::local_sum(space, measures)) /
                         double(blocks.global_size());
     detail::linear_combination(space, rhs, targets, -1.0, measures, -mean);
-    auto const cg =
-        detail::conjugate_gradient(space, ranks, jacobian.extended, jacobian.halo,
-                                   jacobian.diagonal, rhs, delta, options.cg_tol, options.max_cg);
+    auto const cg = detail::conjugate_gradient(space, ranks, jacobian.extended, jacobian.halo,
+                                               jacobian.diagonal, rhs, delta, eta, options.max_cg);
     stats.cg_iterations += cg.iterations;
     double const delta_mean =
         detail::global_sum(ranks, detail::local_sum(space, delta)) / double(blocks.global_size());
+    space.fence();
+    stats.linear_seconds += linear_timer.seconds();
 
     // Damping: halve until no cell falls below its threshold and the error decreases.
     // The first step tried: twice the last one taken (at most 1), since the damping needed
     // changes slowly from one Newton step to the next.
+    double const promised = std::fmax(0.0, 1 - cg.relative_residual);
     double step = std::fmin(1.0, 2 * last_step);
     int halvings = 0;
     for (;;) {
@@ -451,7 +480,8 @@ solve_optimal_transport(Cells& cells,
       std::array<double, 2> trial_error{0, 0};
       if (kept)
         trial_error = errors(trial_measures);
-      if (kept && trial_error[1] <= (1 - step / 2) * error[1]) {
+      // KMT's decrease 1 − α/2, for an inexact step: the linear model promises 1 − α (1 − η).
+      if (kept && trial_error[1] <= (1 - step * promised / 2) * error[1]) {
         std::swap(weights, trial);
         measures = trial_measures;
         error = trial_error;
@@ -472,6 +502,7 @@ solve_optimal_transport(Cells& cells,
     p.newton_iteration = stats.newton_iterations;
     p.step = step;
     p.cg_iterations = cg.iterations;
+    p.cg_tol = eta;
     p.halvings = halvings;
     report(p);
   }

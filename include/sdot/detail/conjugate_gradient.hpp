@@ -1,18 +1,40 @@
 #pragma once
 // Jacobi-preconditioned conjugate gradient on a matrix whose rows are spread over processes
-// (columns in extended numbering, see Halo), with Kokkos-Kernels SpMV and BLAS-1.
+// (columns in extended numbering, see Halo), with Kokkos-Kernels SpMV and dot, and fused
+// vector updates.
 
 #include <sdot/detail/halo.hpp>
 
-#include <KokkosBlas1_axpby.hpp>
 #include <KokkosBlas1_dot.hpp>
-#include <KokkosBlas1_mult.hpp>
 #include <KokkosSparse_spmv.hpp>
 #include <Kokkos_Core.hpp>
 
+#include <array>
 #include <cmath>
 
 namespace sdot::detail {
+
+/// x += α p, r −= α q, z = D⁻¹ r, summing r·r and r·z (an array reduction of 2 values, the
+/// default zero initialisation and sum join of every Kokkos version).
+template <class Vector, class Direction, class Solution>
+struct ConjugateGradientUpdate {
+  using value_type = double[];
+  using size_type = int;
+  unsigned value_count = 2;
+  double alpha;
+  Direction p;
+  Vector q, inverse_diagonal, r, z;
+  Solution x;
+  KOKKOS_INLINE_FUNCTION void operator()(int i, double sums[]) const {
+    x(i) += alpha * p(i);
+    double const ri = r(i) - alpha * q(i);
+    r(i) = ri;
+    double const zi = inverse_diagonal(i) * ri;
+    z(i) = zi;
+    sums[0] += ri * ri;
+    sums[1] += ri * zi;
+  }
+};
 
 struct ConjugateGradientResult {
   int iterations = 0;
@@ -73,10 +95,13 @@ conjugate_gradient(ExecutionSpace const& space, loom::Ranks const& ranks, Matrix
     if (!(pq > 0))
       break; // p in the kernel (or rounding past it): nothing more to gain
     double const alpha = rz / pq;
-    KokkosBlas::axpby(alpha, p, 1.0, x);
-    KokkosBlas::axpby(-alpha, q, 1.0, r);
-    KokkosBlas::mult(0.0, z, 1.0, inverse_diagonal, r);
-    auto const sums = global_sums<2>(ranks, {KokkosBlas::dot(r, r), KokkosBlas::dot(r, z)});
+    // x += α p, r −= α q, z = D⁻¹ r, and the partials of r·r and r·z: one pass.
+    std::array<double, 2> partial{0, 0};
+    Kokkos::parallel_reduce("sdot::cg::update", Policy(space, 0, n),
+                            ConjugateGradientUpdate<Vector, decltype(p), Solution>{
+                                2, alpha, p, q, inverse_diagonal, r, z, x},
+                            partial.data());
+    auto const sums = global_sums<2>(ranks, partial);
     result.relative_residual = std::sqrt(sums[0]) / b_norm;
     if (result.relative_residual <= tolerance) {
       result.converged = true;
@@ -84,7 +109,9 @@ conjugate_gradient(ExecutionSpace const& space, loom::Ranks const& ranks, Matrix
     }
     double const beta = sums[1] / rz;
     rz = sums[1];
-    KokkosBlas::axpby(1.0, z, beta, p);
+    Kokkos::parallel_for(
+        "sdot::cg::direction", Policy(space, 0, n),
+        KOKKOS_LAMBDA(int i) { p(i) = z(i) + beta * p(i); });
   }
   return result;
 }

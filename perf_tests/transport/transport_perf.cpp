@@ -1,0 +1,117 @@
+// Optimal transport from zero weights to uniform target masses, on uniform and clustered
+// clouds (those of the benchmarks): Newton iterations, CG iterations, seconds, and the ratio
+// of the whole solve to one measures() call on the same seeds, measured in the same run.
+//
+//   sdot_transport_perf [N ...]            (default: 10000 100000)
+//   sdot_transport_perf --verbose [N ...]  (also every Newton step, on stderr)
+//   --cloud uniform|clustered: one cloud only; --max-cg-tol X: the loosest forcing term;
+//   --fixed-cg-tol: the fixed cg_tol of earlier versions instead of forcing terms
+//
+// One JSON line per case on stdout. Not a pass/fail test: see docs/transport.md for targets.
+#include <bench_clouds.hpp>
+
+#include <sdot/optimal_transport.hpp>
+
+#include <Kokkos_Core.hpp>
+#include <Kokkos_Timer.hpp>
+#include <mpi.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+namespace {
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+void run(std::string const& kind, int n, bool verbose, sdot::OptimalTransportOptions options) {
+  auto cloud = sdot_bench::make_cloud(kind, n);
+  for (auto& w : cloud.w)
+    w = 0;
+  auto positions = sdot_test::positions_view(cloud);
+  auto zero = sdot_test::weights_view(cloud);
+  auto const domain = sdot_bench::unit_square();
+
+  // One measures() call on the same seeds (zero weights), median of 3.
+  std::vector<double> measure_seconds;
+  for (int k = 0; k < 3; ++k) {
+    Kokkos::Timer timer;
+    sdot::PowerDiagram<> pd(positions, zero, domain);
+    pd.measures();
+    Kokkos::fence();
+    measure_seconds.push_back(timer.seconds());
+  }
+  double const one_measure = median(measure_seconds);
+
+  Kokkos::View<double*> targets("perf::targets", n);
+  Kokkos::deep_copy(targets, 1.0 / n);
+  if (verbose)
+    options.progress = [](sdot::NewtonProgress const& p) {
+      std::fprintf(stderr,
+                   "  newton %2d: max error %.3e, step %.4g, %d halvings, %d CG iterations "
+                   "(tol %.1e), %.2f s\n",
+                   p.newton_iteration, p.max_error, p.step, p.halvings, p.cg_iterations, p.cg_tol,
+                   p.seconds);
+    };
+  sdot::OptimalTransport<> ot(positions, targets, domain, {}, options);
+  Kokkos::Timer timer;
+  auto result = ot.solve();
+  Kokkos::fence();
+  double const seconds = timer.seconds();
+  auto const& s = result.statistics;
+  // One measures() call at the weights found: cells of transport weights cost more to build.
+  std::vector<double> solution_seconds;
+  for (int k = 0; k < 3; ++k) {
+    Kokkos::Timer t;
+    sdot::PowerDiagram<> pd(positions, result.weights, domain);
+    pd.measures();
+    Kokkos::fence();
+    solution_seconds.push_back(t.seconds());
+  }
+  std::printf("{\"cloud\": \"%s\", \"n\": %d, \"newton_iterations\": %d, \"cg_iterations\": %d, "
+              "\"diagram_evaluations\": %d, \"max_error\": %.3e, \"seconds\": %.3f, "
+              "\"linear_seconds\": %.3f, "
+              "\"measures_seconds\": %.4f, \"ratio_to_measures\": %.2f, "
+              "\"measures_seconds_at_solution\": %.4f}\n",
+              kind.c_str(), n, s.newton_iterations, s.cg_iterations, s.diagram_evaluations,
+              s.max_error, seconds, s.linear_seconds, one_measure, seconds / one_measure,
+              median(solution_seconds));
+  std::fflush(stdout);
+}
+
+} // namespace
+
+int main(int argc, char* argv[]) {
+  MPI_Init(&argc, &argv);
+  {
+    Kokkos::ScopeGuard kokkos(argc, argv);
+    bool verbose = false;
+    sdot::OptimalTransportOptions options;
+    std::vector<int> sizes;
+    std::vector<std::string> kinds{"uniform", "clustered"};
+    for (int a = 1; a < argc; ++a) {
+      std::string const arg = argv[a];
+      if (arg == "--verbose")
+        verbose = true;
+      else if (arg == "--max-cg-tol" && a + 1 < argc)
+        options.max_cg_tol = std::stod(argv[++a]);
+      else if (arg == "--fixed-cg-tol")
+        options.adaptive_cg_tol = false;
+      else if (arg == "--cloud" && a + 1 < argc)
+        kinds = {argv[++a]};
+      else
+        sizes.push_back(std::stoi(arg));
+    }
+    if (sizes.empty())
+      sizes = {10000, 100000};
+    for (int n : sizes)
+      for (auto const& kind : kinds)
+        run(kind, n, verbose, options);
+  }
+  MPI_Finalize();
+  return 0;
+}
