@@ -59,7 +59,10 @@ KOKKOS_INLINE_FUNCTION bool clip_by_seed(Polygon& cell, CellSeed const& seed,
   }
   if (!may_cut(d2, seed.w, other.w, cell.max_radius2))
     return false;
-  ClipResult const r = cell.clip(dx, dy, (d2 + (seed.w - other.w)) / 2, tree.index(s));
+  double const offset = (d2 + (seed.w - other.w)) / 2;
+  if (!cell.may_reach(dx, dy, offset))
+    return false;
+  ClipResult const r = cell.clip(dx, dy, offset, tree.index(s));
   if (r == ClipResult::emptied || r == ClipResult::overflow) {
     result = r;
     return true;
@@ -69,16 +72,15 @@ KOKKOS_INLINE_FUNCTION bool clip_by_seed(Polygon& cell, CellSeed const& seed,
   return false;
 }
 
-/// Clips `cell` by the seeds of the leaf `node`, except the tree slots in [skip_begin,
-/// skip_end) (already done). Returns true when the walk must stop.
+/// Clips `cell` by the seeds of the leaf `node`. Returns true when the walk must stop.
 template <class MemorySpace>
 KOKKOS_INLINE_FUNCTION bool clip_by_leaf(Polygon& cell, CellSeed const& seed,
                                          SeedTree<MemorySpace> const& tree, int node,
-                                         int skip_begin, int skip_end, ClipResult& result) {
+                                         ClipResult& result) {
   int const begin = tree.node_begin(node, tree.depth);
   int const end = tree.node_begin(node + 1, tree.depth);
   for (int s = begin; s < end; ++s) {
-    if (s == seed.tree_slot || (s >= skip_begin && s < skip_end))
+    if (s == seed.tree_slot)
       continue;
     Seed const other = tree.seeds(s);
     double const dx = other.x - seed.x, dy = other.y - seed.y;
@@ -93,7 +95,7 @@ KOKKOS_INLINE_FUNCTION bool clip_by_leaf(Polygon& cell, CellSeed const& seed,
 template <class MemorySpace>
 KOKKOS_INLINE_FUNCTION bool clip_by_subtree(Polygon& cell, CellSeed const& seed,
                                             SeedTree<MemorySpace> const& tree, int root,
-                                            int skip_begin, int skip_end, ClipResult& result) {
+                                            ClipResult& result) {
   constexpr int max_stack = 64; // ≥ tree depth + 2
   int stack_node[max_stack];
   double stack_d2[max_stack];
@@ -107,7 +109,7 @@ KOKKOS_INLINE_FUNCTION bool clip_by_subtree(Polygon& cell, CellSeed const& seed,
     if (!node_may_cut(stack_d2[sp], seed.w, tree.nodes(node).wmax, cell.max_radius2))
       continue;
     if (node >= first_leaf) {
-      if (clip_by_leaf(cell, seed, tree, node, skip_begin, skip_end, result))
+      if (clip_by_leaf(cell, seed, tree, node, result))
         return true;
       continue;
     }
@@ -123,58 +125,201 @@ KOKKOS_INLINE_FUNCTION bool clip_by_subtree(Polygon& cell, CellSeed const& seed,
   return false;
 }
 
+/// Clips `cell` by the seeds of grid cell (i, j) of block `g`, if the stopping rule allows
+/// any of them to cut. Returns true when the walk must stop.
+template <class MemorySpace>
+KOKKOS_INLINE_FUNCTION bool clip_by_grid_cell(Polygon& cell, CellSeed const& seed,
+                                              SeedTree<MemorySpace> const& tree, GridBlock const& g,
+                                              int i, int j, bool test_cell, ClipResult& result) {
+  int const c = g.first_cell + j * g.nx + i;
+  int const begin = tree.cell_begin(c), end = tree.cell_begin(c + 1);
+  if (begin == end)
+    return false;
+  if (test_cell) {
+    // The cell's square, widened for the rounding of column() and row().
+    double const margin = g.slack;
+    double const xmin = g.x0 + i * g.h - margin, ymin = g.y0 + j * g.h - margin;
+    double const dx = loom::compat::max(
+        loom::compat::max(xmin - seed.x, seed.x - (xmin + g.h + 2 * margin)), 0.0);
+    double const dy = loom::compat::max(
+        loom::compat::max(ymin - seed.y, seed.y - (ymin + g.h + 2 * margin)), 0.0);
+    if (!node_may_cut(dx * dx + dy * dy, seed.w, tree.cell_wmax(c), cell.max_radius2))
+      return false;
+  }
+  for (int s = begin; s < end; ++s) {
+    if (s == seed.tree_slot)
+      continue;
+    Seed const other = tree.seeds(s);
+    double const ox = other.x - seed.x, oy = other.y - seed.y;
+    if (clip_by_seed(cell, seed, tree, s, ox * ox + oy * oy, other, result))
+      return true;
+  }
+  return false;
+}
+
+/// Clips `cell` by the seeds of block `block` (a node of level tree.block_level) near it:
+/// grid cells by increasing gap to the seed's (the ring table), until the stopping rule rules
+/// out every cell left. Returns true when the walk must stop; `table_ran_out` tells whether
+/// cells beyond the table may still cut (see clip_by_block_beyond_table).
+template <class MemorySpace>
+KOKKOS_INLINE_FUNCTION bool clip_by_block_near(Polygon& cell, CellSeed const& seed,
+                                               SeedTree<MemorySpace> const& tree, int block,
+                                               bool& table_ran_out, ClipResult& result) {
+  GridBlock const g = tree.blocks(block - (1 << tree.block_level));
+  double const wmax = tree.nodes(block).wmax;
+  int const ci = g.column(seed.x), cj = g.row(seed.y);
+  // The gaps hold for a seed in its grid cell (the seeds of the block are), up to g.slack.
+  int const nb_offsets = static_cast<int>(tree.ring.extent(0));
+  table_ran_out = false;
+  // Cells by increasing gap: the nearest seeds come first and shrink the cell, so that most
+  // farther ones fail the stopping rule without a clip. The gap bound alone decides (a test
+  // per grid cell costs more than it saves at about one seed per cell).
+  int k = 0;
+  for (; k < nb_offsets; ++k) {
+    RingOffset const o = tree.ring(k);
+    double const gap = loom::compat::fmax(o.gap * g.h - 2 * g.slack, 0.0);
+    if (!node_may_cut(gap * gap, seed.w, wmax, cell.max_radius2))
+      return false; // the gaps only grow from here, and are ≥ reach² beyond the table
+    int const i = ci + o.di, j = cj + o.dj;
+    if (i < 0 || j < 0 || i >= g.nx || j >= g.ny)
+      continue;
+    if (clip_by_grid_cell(cell, seed, tree, g, i, j, false, result))
+      return true;
+  }
+  table_ran_out = true;
+  return false;
+}
+
+/// Clips `cell` by the seeds of block `block` within the reach of the stopping rule, by a scan
+/// of the grid cells there; with `skip_table`, except the cells of the ring table around the
+/// seed's cell (already done). Returns true when the walk must stop.
+template <class MemorySpace>
+KOKKOS_INLINE_FUNCTION bool clip_by_block_scan(Polygon& cell, CellSeed const& seed,
+                                               SeedTree<MemorySpace> const& tree, int block,
+                                               bool skip_table, ClipResult& result) {
+  GridBlock const g = tree.blocks(block - (1 << tree.block_level));
+  // Seeds of weight ≤ wmax cut only within distance R + sqrt(R² + wmax − w) of the seed.
+  double const r2 = cell.max_radius2;
+  double const slack = r2 + (tree.nodes(block).wmax - seed.w);
+  if (slack < 0)
+    return false;
+  double const reach = (loom::compat::sqrt(r2) + loom::compat::sqrt(slack)) * (1 + 1e-9) + g.slack;
+  int const ci = g.column(seed.x), cj = g.row(seed.y);
+  int const reach2 = tree.ring_reach * tree.ring_reach;
+  int const i_begin = g.column(seed.x - reach), i_end = g.column(seed.x + reach);
+  int const j_begin = g.row(seed.y - reach), j_end = g.row(seed.y + reach);
+  for (int j = j_begin; j <= j_end; ++j)
+    for (int i = i_begin; i <= i_end; ++i) {
+      if (skip_table && grid_gap2(i - ci, j - cj) < reach2)
+        continue; // in the table
+      if (clip_by_grid_cell(cell, seed, tree, g, i, j, true, result))
+        return true;
+    }
+  return false;
+}
+
 /// Clips `cell` by every seed of `tree` that can cut it. Returns `emptied`, `overflow`,
 /// `clipped` or `unchanged`.
 ///
-/// When the seed is in the tree, its neighbours along the Hilbert curve (the tree order) come
-/// first, nearest first, so that the cell is nearly final before any node is tested; then the
-/// siblings of the nodes on the path from its leaf to the root, nearest levels first, each
-/// walked depth first and pruned by the stopping rule. Otherwise the whole tree is walked
-/// depth first from the root.
+/// A seed of the tree starts with its own block, through the block's grid, nearest cells
+/// first, so that the cell is nearly final before anything farther is tested (a tree without
+/// grids: its own leaf). Then the other nodes are visited best first (nearest box first, from a
+/// small binary heap that starts with the siblings of the path from the block to the root),
+/// each pruned by the stopping rule with the cell as it is when the node is reached. Any other
+/// seed (a cell received from elsewhere) starts the heap with the root.
 template <class MemorySpace>
 KOKKOS_INLINE_FUNCTION ClipResult clip_by_tree(Polygon& cell, CellSeed const& seed,
                                                SeedTree<MemorySpace> const& tree) {
   ClipResult result = ClipResult::unchanged;
   if (tree.size == 0)
     return result;
-  if (seed.tree_slot < 0) {
-    clip_by_subtree(cell, seed, tree, 1, 0, 0, result);
-    return result;
-  }
-  // The Hilbert window, sorted by distance (insertion sort: it is small).
-  constexpr int half_window = 8;
-  int const window_begin = loom::compat::max(0, seed.tree_slot - half_window);
-  int const window_end = loom::compat::min(tree.size, seed.tree_slot + half_window + 1);
-  double near_d2[2 * half_window];
-  int near_slot[2 * half_window];
-  int nb_near = 0;
-  for (int s = window_begin; s < window_end; ++s) {
-    if (s == seed.tree_slot)
-      continue;
-    Seed const other = tree.seeds(s);
-    double const dx = other.x - seed.x, dy = other.y - seed.y;
-    double const d2 = dx * dx + dy * dy;
-    int k = nb_near++;
-    while (k > 0 && near_d2[k - 1] > d2) {
-      near_d2[k] = near_d2[k - 1];
-      near_slot[k] = near_slot[k - 1];
-      --k;
+  constexpr int heap_capacity = 96; // ≥ depth + 2: the path's siblings fit
+  int heap_node[heap_capacity];
+  double heap_d2[heap_capacity];
+  int heap_size = 0;
+  auto push = [&](int node, double d2) {
+    int i = heap_size++;
+    while (i > 0) {
+      int parent = (i - 1) / 2;
+      if (heap_d2[parent] <= d2)
+        break;
+      heap_node[i] = heap_node[parent];
+      heap_d2[i] = heap_d2[parent];
+      i = parent;
     }
-    near_d2[k] = d2;
-    near_slot[k] = s;
+    heap_node[i] = node;
+    heap_d2[i] = d2;
+  };
+  // The seed's own block (with its grid), or its own leaf for a tree without grids (such as
+  // one assembled from views by hand): its nearest seeds are there.
+  bool const has_grids = tree.blocks.extent(0) > 0;
+  int const own_level = has_grids ? tree.block_level : tree.depth;
+  int own = -1;
+  bool table_ran_out = false;
+  if (seed.tree_slot >= 0) {
+    own = 1;
+    for (int level = 0; level < own_level; ++level)
+      own = 2 * own + (seed.tree_slot >= tree.node_begin(2 * own + 1, level + 1));
+    if (has_grids) {
+      if (clip_by_block_near(cell, seed, tree, own, table_ran_out, result))
+        return result;
+    } else if (clip_by_leaf(cell, seed, tree, own, result)) {
+      return result;
+    }
+    for (int node = own; node > 1; node /= 2) {
+      TreeNode const box = tree.nodes(node ^ 1);
+      double const d2 = box_distance2(box, seed.x, seed.y);
+      if (node_may_cut(d2, seed.w, box.wmax, cell.max_radius2))
+        push(node ^ 1, d2);
+    }
+  } else {
+    push(1, box_distance2(tree.nodes(1), seed.x, seed.y));
   }
-  for (int k = 0; k < nb_near; ++k)
-    if (clip_by_seed(cell, seed, tree, near_slot[k], near_d2[k], tree.seeds(near_slot[k]), result))
-      return result;
-  // The rest, from the seed's leaf up.
-  int node = 1;
-  for (int level = 0; level < tree.depth; ++level)
-    node = 2 * node + (seed.tree_slot >= tree.node_begin(2 * node + 1, level + 1));
-  if (clip_by_leaf(cell, seed, tree, node, window_begin, window_end, result))
+  int const first_leaf = tree.first_leaf();
+  while (heap_size > 0) {
+    int const node = heap_node[0];
+    double const node_d2 = heap_d2[0];
+    // Pop: sift the last entry down from the top.
+    --heap_size;
+    int const last_node = heap_node[heap_size];
+    double const last_d2 = heap_d2[heap_size];
+    int i = 0;
+    while (true) {
+      int child = 2 * i + 1;
+      if (child >= heap_size)
+        break;
+      if (child + 1 < heap_size && heap_d2[child + 1] < heap_d2[child])
+        ++child;
+      if (heap_d2[child] >= last_d2)
+        break;
+      heap_node[i] = heap_node[child];
+      heap_d2[i] = heap_d2[child];
+      i = child;
+    }
+    heap_node[i] = last_node;
+    heap_d2[i] = last_d2;
+
+    // The cell may have shrunk since the node was queued.
+    if (!node_may_cut(node_d2, seed.w, tree.nodes(node).wmax, cell.max_radius2))
+      continue;
+    if (node >= first_leaf) {
+      if (clip_by_leaf(cell, seed, tree, node, result))
+        return result;
+      continue;
+    }
+    for (int child = 2 * node; child <= 2 * node + 1; ++child) {
+      TreeNode const box = tree.nodes(child);
+      double const d2 = box_distance2(box, seed.x, seed.y);
+      if (!node_may_cut(d2, seed.w, box.wmax, cell.max_radius2))
+        continue;
+      if (heap_size < heap_capacity)
+        push(child, d2);
+      else if (clip_by_subtree(cell, seed, tree, child, result))
+        return result;
+    }
+  }
+  if (table_ran_out && clip_by_block_scan(cell, seed, tree, own, true, result))
     return result;
-  for (; node > 1; node /= 2)
-    if (clip_by_subtree(cell, seed, tree, node ^ 1, window_begin, window_end, result))
-      return result;
   return result;
 }
 

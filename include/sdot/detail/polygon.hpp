@@ -10,7 +10,9 @@ namespace sdot::detail {
 enum class ClipResult : int { unchanged = 0, clipped = 1, emptied = 2, overflow = 3 };
 
 /// Boundary half-space h as an edge label.
-KOKKOS_INLINE_FUNCTION constexpr int boundary_label(int h) { return -1 - h; }
+KOKKOS_INLINE_FUNCTION constexpr int boundary_label(int h) {
+  return -1 - h;
+}
 
 struct PolygonBuffers {
   double* x;
@@ -25,6 +27,8 @@ struct Polygon {
   int size = 0;
   int capacity = 0;
   double max_radius2 = 0; ///< largest squared distance of a vertex to the seed
+  /// Bounding box of the vertices (valid when size > 0; push() on an empty polygon resets it).
+  double xmin = 0, xmax = 0, ymin = 0, ymax = 0;
 
   KOKKOS_INLINE_FUNCTION double x(int k) const { return buffers[current].x[k]; }
   KOKKOS_INLINE_FUNCTION double y(int k) const { return buffers[current].y[k]; }
@@ -35,8 +39,23 @@ struct Polygon {
     b.x[size] = px;
     b.y[size] = py;
     b.label[size] = l;
+    if (size == 0) {
+      xmin = xmax = px;
+      ymin = ymax = py;
+    } else {
+      xmin = loom::compat::min(xmin, px);
+      xmax = loom::compat::max(xmax, px);
+      ymin = loom::compat::min(ymin, py);
+      ymax = loom::compat::max(ymax, py);
+    }
     ++size;
     max_radius2 = loom::compat::max(max_radius2, px * px + py * py);
+  }
+
+  /// Whether some vertex may have ax·x + ay·y > b, from the bounding box (false: clip() would
+  /// leave the polygon unchanged).
+  KOKKOS_INLINE_FUNCTION bool may_reach(double ax, double ay, double b) const {
+    return loom::compat::max(ax * xmin, ax * xmax) + loom::compat::max(ay * ymin, ay * ymax) > b;
   }
 
   /// Keeps the part where ax·x + ay·y ≤ b (Sutherland–Hodgman; vertices on the line stay).
@@ -56,6 +75,8 @@ struct Polygon {
     PolygonBuffers const& out = buffers[1 - current];
     int n = 0;
     double r2 = 0;
+    double const inf = loom::compat::infinity<double>();
+    double bx0 = inf, bx1 = -inf, by0 = inf, by1 = -inf;
     double px = in.x[size - 1], py = in.y[size - 1];
     double sp = ax * px + ay * py - b;
     int pl = in.label[size - 1];
@@ -72,6 +93,10 @@ struct Polygon {
         out.y[n] = iy;
         out.label[n] = sp < 0 ? cut_label : pl;
         r2 = loom::compat::max(r2, ix * ix + iy * iy);
+        bx0 = loom::compat::min(bx0, ix);
+        bx1 = loom::compat::max(bx1, ix);
+        by0 = loom::compat::min(by0, iy);
+        by1 = loom::compat::max(by1, iy);
         ++n;
       } else if (sp == 0 && sq > 0) {
         // p lies on the line and is kept: the edge leaving it now follows the line.
@@ -87,6 +112,10 @@ struct Polygon {
         out.y[n] = qy;
         out.label[n] = in.label[k];
         r2 = loom::compat::max(r2, qx * qx + qy * qy);
+        bx0 = loom::compat::min(bx0, qx);
+        bx1 = loom::compat::max(bx1, qx);
+        by0 = loom::compat::min(by0, qy);
+        by1 = loom::compat::max(by1, qy);
         ++n;
       }
       px = qx;
@@ -99,6 +128,10 @@ struct Polygon {
     current = 1 - current;
     size = n;
     max_radius2 = r2;
+    xmin = bx0;
+    xmax = bx1;
+    ymin = by0;
+    ymax = by1;
     return ClipResult::clipped;
   }
 

@@ -1,11 +1,17 @@
 #pragma once
-// The spatial index over the seeds: seeds sorted along a Hilbert curve, and a complete
-// binary tree over that order (node k of level l holds the sorted seeds
-// [k·n/2^l, (k+1)·n/2^l)). Each node keeps the bounding box of its seeds and their largest
-// weight, the two things the stopping rule needs. Built with a few parallel passes.
+// The spatial index over the seeds, in two layers:
+// - a complete binary tree over the tree order (node k of level l holds the seeds
+//   [k·n/2^l, (k+1)·n/2^l) of that order); each node keeps the bounding box of its seeds and
+//   their largest weight, the two things the stopping rule needs;
+// - blocks, the nodes of one level (about block_size seeds each, consecutive along a Hilbert
+//   curve), each with its own uniform grid of square cells holding about grid_occupancy
+//   seeds: a grid adapts to the local density because a block is a fixed number of seeds.
+// The tree order is: blocks along the Hilbert curve, and inside a block, its grid cells row
+// by row (Hilbert order inside a grid cell). Built with a few parallel passes.
 
 #include <sdot/detail/radix_sort.hpp>
 
+#include <cmath>
 #include <cstdint>
 
 namespace sdot::detail {
@@ -16,6 +22,32 @@ struct Seed {
 
 struct TreeNode {
   double xmin, ymin, xmax, ymax, wmax;
+};
+
+/// The uniform grid of a block: cell (i, j), 0 ≤ i < nx, 0 ≤ j < ny, is the square
+/// [x0 + i·h, x0 + (i+1)·h] × [y0 + j·h, y0 + (j+1)·h], number first_cell + j·nx + i of the
+/// tree's cells.
+struct GridBlock {
+  double x0, y0, h, inv_h;
+  int nx, ny;
+  int first_cell;
+  /// Bound on how far a point may lie outside the cell that column() and row() give it
+  /// (rounding), to be taken off every distance bound drawn from the grid.
+  double slack;
+
+  /// Column of abscissa x, clamped to the grid (clamped before the conversion: x may be far).
+  KOKKOS_INLINE_FUNCTION int column(double x) const { return clamp((x - x0) * inv_h, nx); }
+  KOKKOS_INLINE_FUNCTION int row(double y) const { return clamp((y - y0) * inv_h, ny); }
+  KOKKOS_INLINE_FUNCTION static int clamp(double t, int n) {
+    return t < 1 ? 0 : t >= n ? n - 1 : static_cast<int>(t);
+  }
+};
+
+/// A grid cell (di, dj) away from the seed's, and the least distance between a point of the
+/// seed's cell and a point of that one: gap·h (gap2 = gap², an integer).
+struct RingOffset {
+  int di, dj, gap2;
+  double gap;
 };
 
 /// Position along a Hilbert curve of order `bits` of the cell (ix, iy).
@@ -41,11 +73,18 @@ KOKKOS_INLINE_FUNCTION std::uint64_t hilbert_index(std::uint32_t ix, std::uint32
 
 template <class MemorySpace>
 struct SeedTree {
-  Kokkos::View<Seed*, MemorySpace> seeds;  ///< in tree order
-  Kokkos::View<int*, MemorySpace> index;   ///< input index of each seed in tree order
+  Kokkos::View<Seed*, MemorySpace> seeds;     ///< in tree order
+  Kokkos::View<int*, MemorySpace> index;      ///< input index of each seed in tree order
   Kokkos::View<TreeNode*, MemorySpace> nodes; ///< heap order, root at 1
   int size = 0;
-  int depth = 0; ///< leaves are at this level
+  int depth = 0;                                ///< leaves are at this level
+  int block_level = 0;                          ///< blocks are the nodes of this level (≤ depth)
+  Kokkos::View<GridBlock*, MemorySpace> blocks; ///< by block node − 2^block_level
+  Kokkos::View<int*, MemorySpace> cell_begin;   ///< first tree slot of each grid cell, + end
+  Kokkos::View<double*, MemorySpace> cell_wmax; ///< largest weight in each grid cell
+  Kokkos::View<RingOffset*, MemorySpace>
+      ring; ///< offsets by increasing gap, |di|,|dj| ≤ ring_reach
+  int ring_reach = 0;
 
   KOKKOS_INLINE_FUNCTION int first_leaf() const { return 1 << depth; }
   /// First sorted seed of node `node` (heap numbering) at level `level`.
@@ -63,20 +102,71 @@ inline int tree_depth(int n, int leaf_size) {
   return depth;
 }
 
+/// Reach of the ring table, in grid cells: it holds the cells whose gap is below reach²,
+/// every cell that a scan of the grid would not reach first.
+inline constexpr int ring_reach = 6;
+
+/// Gap, in units of h², between two grid cells (di, dj) apart: the least squared distance
+/// between their points.
+KOKKOS_INLINE_FUNCTION int grid_gap2(int di, int dj) {
+  int const gi = di < 0 ? -di - 1 : di > 0 ? di - 1 : 0;
+  int const gj = dj < 0 ? -dj - 1 : dj > 0 ? dj - 1 : 0;
+  return gi * gi + gj * gj;
+}
+
+/// The grid offsets whose gap is below reach², by increasing gap (ties by distance between
+/// centres, then row, then column: a fixed order). Every other cell has a gap ≥ reach².
 template <class ExecutionSpace, class MemorySpace>
-SeedTree<MemorySpace> build_seed_tree(ExecutionSpace const& space,
-                                      Kokkos::View<double const* [2], MemorySpace> positions,
-                                      Kokkos::View<double const*, MemorySpace> weights,
-                                      int leaf_size) {
+Kokkos::View<RingOffset*, MemorySpace> ring_offsets(ExecutionSpace const& space, int reach) {
+  int const side = 2 * reach + 1;
+  Kokkos::View<RingOffset*, Kokkos::HostSpace> host("sdot::tree::ring_host", side * side);
+  int k = 0;
+  for (int dj = -reach; dj <= reach; ++dj)
+    for (int di = -reach; di <= reach; ++di)
+      if (grid_gap2(di, dj) < reach * reach)
+        host(k++) = RingOffset{di, dj, grid_gap2(di, dj), std::sqrt(double(grid_gap2(di, dj)))};
+  auto const before = [](RingOffset const& a, RingOffset const& b) {
+    int const ca = a.di * a.di + a.dj * a.dj, cb = b.di * b.di + b.dj * b.dj;
+    if (a.gap2 != b.gap2)
+      return a.gap2 < b.gap2;
+    if (ca != cb)
+      return ca < cb;
+    return a.dj != b.dj ? a.dj < b.dj : a.di < b.di;
+  };
+  for (int i = 1; i < k; ++i) // insertion sort: about 130 entries, once per tree
+    for (int j = i; j > 0 && before(host(j), host(j - 1)); --j) {
+      RingOffset const t = host(j);
+      host(j) = host(j - 1);
+      host(j - 1) = t;
+    }
+  Kokkos::View<RingOffset*, MemorySpace> ring(
+      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::tree::ring"), k);
+  Kokkos::deep_copy(space, ring, Kokkos::subview(host, Kokkos::make_pair(0, k)));
+  space.fence();
+  return ring;
+}
+
+/// Builds the index of the seeds. `leaf_size`: most seeds in a tree leaf; `block_size`: most
+/// seeds in a block (a grid); `grid_occupancy`: seeds per grid cell aimed at.
+template <class ExecutionSpace, class MemorySpace>
+SeedTree<MemorySpace>
+build_seed_tree(ExecutionSpace const& space, Kokkos::View<double const* [2], MemorySpace> positions,
+                Kokkos::View<double const*, MemorySpace> weights, int leaf_size,
+                int block_size = 1024, double grid_occupancy = 1) {
+  static_assert(Kokkos::SpaceAccessibility<ExecutionSpace, MemorySpace>::accessible,
+                "build_seed_tree: the seeds must be accessible from the execution space");
   using Policy = Kokkos::RangePolicy<ExecutionSpace>;
   loom::compat::ScopedRegion region("sdot::build_seed_tree");
   int const n = static_cast<int>(positions.extent(0));
   SeedTree<MemorySpace> tree;
   tree.size = n;
   tree.depth = tree_depth(n, leaf_size);
+  tree.block_level = loom::compat::min(tree.depth, tree_depth(n, loom::compat::max(block_size, 1)));
+  tree.ring_reach = ring_reach;
+  tree.ring = ring_offsets<ExecutionSpace, MemorySpace>(space, ring_reach);
 
-  // Hilbert keys on a 2^20 × 2^20 grid over the seeds' bounding box.
-  constexpr int bits = 20;
+  // Hilbert keys on a 2^16 × 2^16 grid over the seeds' bounding box.
+  constexpr int bits = 16;
   Kokkos::MinMaxScalar<double> bx, by;
   Kokkos::parallel_reduce(
       "sdot::tree::bounds_x", Policy(space, 0, n),
@@ -103,24 +193,111 @@ SeedTree<MemorySpace> build_seed_tree(ExecutionSpace const& space,
         auto iy = static_cast<std::uint32_t>((positions(i, 1) - y0) * scale);
         keys(i) = hilbert_index(ix, iy, bits);
       });
-  tree.index = stable_sort_permutation(
+  auto const hilbert = stable_sort_permutation(
       space, Kokkos::View<std::uint64_t const*, MemorySpace>(keys), 2 * bits);
+  keys = {};
+
+  // The grid of each block, sized from the block's bounding box and number of seeds.
+  int const block_level = tree.block_level;
+  int const nb_blocks = 1 << block_level;
+  tree.blocks = Kokkos::View<GridBlock*, MemorySpace>(
+      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::tree::blocks"), nb_blocks);
+  auto const blocks = tree.blocks;
+  auto const t0 = tree;
+  int nb_cells = 0;
+  Kokkos::parallel_scan(
+      "sdot::tree::block_grids", Policy(space, 0, nb_blocks),
+      KOKKOS_LAMBDA(int b, int& first_cell, bool final) {
+        int const begin = t0.node_begin(nb_blocks + b, block_level);
+        int const end = t0.node_begin(nb_blocks + b + 1, block_level);
+        double const inf = loom::compat::infinity<double>();
+        double xmin = inf, ymin = inf, xmax = -inf, ymax = -inf;
+        for (int k = begin; k < end; ++k) {
+          int const i = hilbert(k);
+          xmin = loom::compat::min(xmin, positions(i, 0));
+          xmax = loom::compat::max(xmax, positions(i, 0));
+          ymin = loom::compat::min(ymin, positions(i, 1));
+          ymax = loom::compat::max(ymax, positions(i, 1));
+        }
+        GridBlock g{0, 0, 1, 0, 1, 1, first_cell, 0};
+        double const wx = xmax - xmin, wy = ymax - ymin, ext = loom::compat::max(wx, wy);
+        if (end > begin && ext > 0) {
+          double const target = loom::compat::max(1.0, (end - begin) / grid_occupancy);
+          // Square cells; never more than `target` along a side (a thin block).
+          double const h = loom::compat::max(loom::compat::sqrt(wx * wy / target), ext / target);
+          int const nx = static_cast<int>(wx / h) + 1, ny = static_cast<int>(wy / h) + 1;
+          double const scale =
+              loom::compat::fmax(xmin, -xmin) + loom::compat::fmax(ymin, -ymin) + 2 * (nx + ny) * h;
+          g = GridBlock{xmin, ymin, h,          1 / h,
+                        nx,   ny,   first_cell, 16 * loom::compat::epsilon<double>() * scale};
+        } else if (end > begin) {
+          g.x0 = xmin;
+          g.y0 = ymin;
+        }
+        if (final)
+          blocks(b) = g;
+        first_cell += g.nx * g.ny;
+      },
+      nb_cells);
+
+  // Counting sort of each block's seeds by grid cell (serial inside a block, so stable).
+  tree.cell_begin = Kokkos::View<int*, MemorySpace>(
+      Kokkos::view_alloc(space, "sdot::tree::cell_begin"), nb_cells + 1);
+  Kokkos::View<int*, MemorySpace> cursor(
+      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::tree::cell_cursor"), nb_cells);
+  tree.index = Kokkos::View<int*, MemorySpace>(
+      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::tree::index"), n);
+  auto const cell_begin = tree.cell_begin;
+  auto const index = tree.index;
+  Kokkos::parallel_for(
+      "sdot::tree::sort_by_cell", Policy(space, 0, nb_blocks), KOKKOS_LAMBDA(int b) {
+        int const begin = t0.node_begin(nb_blocks + b, block_level);
+        int const end = t0.node_begin(nb_blocks + b + 1, block_level);
+        GridBlock const g = blocks(b);
+        for (int k = begin; k < end; ++k) {
+          int const i = hilbert(k);
+          ++cell_begin(g.first_cell + g.row(positions(i, 1)) * g.nx + g.column(positions(i, 0)));
+        }
+        int slot = begin;
+        for (int c = g.first_cell; c < g.first_cell + g.nx * g.ny; ++c) {
+          int const count = cell_begin(c);
+          cell_begin(c) = slot;
+          cursor(c) = slot;
+          slot += count;
+        }
+        for (int k = begin; k < end; ++k) {
+          int const i = hilbert(k);
+          index(cursor(g.first_cell + g.row(positions(i, 1)) * g.nx +
+                       g.column(positions(i, 0)))++) = i;
+        }
+        if (b == nb_blocks - 1)
+          cell_begin(g.first_cell + g.nx * g.ny) = n;
+      });
 
   tree.seeds = Kokkos::View<Seed*, MemorySpace>(
       Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::tree::seeds"), n);
   auto seeds = tree.seeds;
-  auto index = tree.index;
   Kokkos::parallel_for(
       "sdot::tree::gather_seeds", Policy(space, 0, n), KOKKOS_LAMBDA(int t) {
         int i = index(t);
         seeds(t) = Seed{positions(i, 0), positions(i, 1), weights(i)};
       });
+  tree.cell_wmax = Kokkos::View<double*, MemorySpace>(
+      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::tree::cell_wmax"), nb_cells);
+  auto const cell_wmax = tree.cell_wmax;
+  Kokkos::parallel_for(
+      "sdot::tree::cell_weights", Policy(space, 0, nb_cells), KOKKOS_LAMBDA(int c) {
+        double w = -loom::compat::infinity<double>();
+        for (int t = cell_begin(c); t < cell_begin(c + 1); ++t)
+          w = loom::compat::max(w, seeds(t).w);
+        cell_wmax(c) = w;
+      });
 
   // Leaves from their seeds, then each level from the one below.
   int const depth = tree.depth;
   tree.nodes = Kokkos::View<TreeNode*, MemorySpace>(
-      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::tree::nodes"),
-      std::size_t(2) << depth);
+      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::tree::nodes"), std::size_t(2)
+                                                                                       << depth);
   auto nodes = tree.nodes;
   auto const t = tree;
   Kokkos::parallel_for(
@@ -142,9 +319,10 @@ SeedTree<MemorySpace> build_seed_tree(ExecutionSpace const& space,
     Kokkos::parallel_for(
         "sdot::tree::inner_nodes", Policy(space, 1 << level, 2 << level), KOKKOS_LAMBDA(int node) {
           TreeNode const a = nodes(2 * node), b = nodes(2 * node + 1);
-          nodes(node) = TreeNode{loom::compat::min(a.xmin, b.xmin), loom::compat::min(a.ymin, b.ymin),
-                                 loom::compat::max(a.xmax, b.xmax), loom::compat::max(a.ymax, b.ymax),
-                                 loom::compat::max(a.wmax, b.wmax)};
+          nodes(node) =
+              TreeNode{loom::compat::min(a.xmin, b.xmin), loom::compat::min(a.ymin, b.ymin),
+                       loom::compat::max(a.xmax, b.xmax), loom::compat::max(a.ymax, b.ymax),
+                       loom::compat::max(a.wmax, b.wmax)};
         });
   }
   return tree;

@@ -1,0 +1,93 @@
+// sdot's power diagram on one process: N = 1e4, 1e5, 1e6 uniform seeds (weights U[0, 1/N])
+// and a clustered cloud, in the unit square. Counters: ns_per_cell (the whole diagram: index
+// and cells), cells_ns_per_cell (the cell kernel alone), the diagram's statistics, and the
+// peak memory per seed (see memory_probe.hpp).
+#include "bench_clouds.hpp"
+#include "memory_probe.hpp"
+
+#include <benchmark/benchmark.h>
+
+#include <Kokkos_Timer.hpp>
+
+#include <string>
+
+namespace {
+
+using Space = Kokkos::DefaultExecutionSpace;
+
+/// Statistics of a diagram that the timed loop does not compute: vertices per cell, empty
+/// cells, and how far the sum of the areas is from the domain's.
+void diagram_counters(benchmark::State& state, sdot::PowerDiagram<Space>& diagram) {
+  int const n = diagram.size();
+  auto const polygons = diagram.cell_polygons();
+  auto const offsets = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), polygons.offsets);
+  auto const measures =
+      Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), diagram.measures());
+  double sum = 0;
+  int empty = 0;
+  for (int i = 0; i < n; ++i) {
+    sum += measures(i);
+    empty += offsets(i + 1) == offsets(i);
+  }
+  state.counters["vertices_per_cell"] = double(offsets(n)) / (n - empty);
+  state.counters["empty_cells"] = empty;
+  state.counters["area_error"] = sum - 1;
+  state.counters["overflowed_cells"] = diagram.statistics().overflowed_cells;
+}
+
+void sdot_power_diagram(benchmark::State& state, std::string const& kind) {
+  int const n = static_cast<int>(state.range(0));
+  auto const cloud = sdot_bench::make_cloud(kind, n);
+  auto const positions = sdot_test::positions_view<Space::memory_space>(cloud);
+  auto const weights = sdot_test::weights_view<Space::memory_space>(cloud);
+  auto const domain = sdot_bench::unit_square();
+  {
+    sdot::PowerDiagram<Space> diagram(positions, weights, domain);
+    diagram_counters(state, diagram);
+  }
+  double kokkos_bytes = 0, resident_bytes = 0;
+  {
+    sdot_bench::MemoryProbe probe;
+    sdot::PowerDiagram<Space> diagram(positions, weights, domain);
+    diagram.measures();
+    Space().fence();
+    kokkos_bytes = probe.kokkos_bytes();
+    resident_bytes = probe.resident_bytes();
+  }
+  double seconds = 0, cell_seconds = 0;
+  for (auto _ : state) {
+    Kokkos::Timer timer;
+    sdot::PowerDiagram<Space> diagram(positions, weights, domain);
+    benchmark::DoNotOptimize(diagram.measures().data());
+    Space().fence();
+    seconds += timer.seconds();
+    cell_seconds += diagram.statistics().seconds.at("cells");
+  }
+  double const cells = double(n) * state.iterations();
+  state.counters["ns_per_cell"] = 1e9 * seconds / cells;
+  state.counters["cells_ns_per_cell"] = 1e9 * cell_seconds / cells;
+  state.counters["kokkos_bytes_per_seed"] = kokkos_bytes / n;
+  state.counters["resident_bytes_per_seed"] = resident_bytes / n;
+}
+
+void uniform(benchmark::State& state) {
+  sdot_power_diagram(state, "uniform");
+}
+void clustered(benchmark::State& state) {
+  sdot_power_diagram(state, "clustered");
+}
+
+} // namespace
+
+BENCHMARK(uniform)
+    ->Name("sdot/uniform")
+    ->RangeMultiplier(10)
+    ->Range(10000, 1000000)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK(clustered)
+    ->Name("sdot/clustered")
+    ->RangeMultiplier(10)
+    ->Range(10000, 1000000)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
