@@ -40,6 +40,25 @@ KOKKOS_INLINE_FUNCTION double box_distance2(TreeNode const& b, double x, double 
   return dx * dx + dy * dy;
 }
 
+/// Whether a seed in `box` with weight ≤ box.wmax may cut the cell, vertex by vertex: a
+/// half-plane that cuts a convex polygon holds one of its vertices, so no seed of the box cuts
+/// when dist²(v, box) − w_max > |v − x_i|² − w_i at every vertex v. Much tighter than the
+/// disk of radius R for a cell still open on one side (a cell at the border of a rank's box).
+KOKKOS_INLINE_FUNCTION bool box_may_cut_vertices(Polygon const& cell, CellSeed const& seed,
+                                                 TreeNode const& box) {
+  double const x0 = box.xmin - seed.x, x1 = box.xmax - seed.x;
+  double const y0 = box.ymin - seed.y, y1 = box.ymax - seed.y;
+  double const dw = box.wmax - seed.w;
+  for (int k = 0; k < cell.size; ++k) {
+    double const vx = cell.x(k), vy = cell.y(k);
+    double const dx = loom::compat::max(loom::compat::max(x0 - vx, vx - x1), 0.0);
+    double const dy = loom::compat::max(loom::compat::max(y0 - vy, vy - y1), 0.0);
+    if (dx * dx + dy * dy - dw <= vx * vx + vy * vy) // ties kept: duplicates decide by index
+      return true;
+  }
+  return false;
+}
+
 /// Clips `cell` by the seed of tree slot `s`. Returns true when the walk must stop
 /// (`result` is then `emptied` or `overflow`).
 template <class MemorySpace>
@@ -106,7 +125,9 @@ KOKKOS_INLINE_FUNCTION bool clip_by_subtree(Polygon& cell, CellSeed const& seed,
   while (sp > 0) {
     --sp;
     int const node = stack_node[sp];
-    if (!node_may_cut(stack_d2[sp], seed.w, tree.nodes(node).wmax, cell.max_radius2))
+    TreeNode const box = tree.nodes(node);
+    if (!node_may_cut(stack_d2[sp], seed.w, box.wmax, cell.max_radius2) ||
+        !box_may_cut_vertices(cell, seed, box))
       continue;
     if (node >= first_leaf) {
       if (clip_by_leaf(cell, seed, tree, node, result))
@@ -300,7 +321,9 @@ KOKKOS_INLINE_FUNCTION ClipResult clip_by_tree(Polygon& cell, CellSeed const& se
     heap_d2[i] = last_d2;
 
     // The cell may have shrunk since the node was queued.
-    if (!node_may_cut(node_d2, seed.w, tree.nodes(node).wmax, cell.max_radius2))
+    TreeNode const node_box = tree.nodes(node);
+    if (!node_may_cut(node_d2, seed.w, node_box.wmax, cell.max_radius2) ||
+        !box_may_cut_vertices(cell, seed, node_box))
       continue;
     if (node >= first_leaf) {
       if (clip_by_leaf(cell, seed, tree, node, result))

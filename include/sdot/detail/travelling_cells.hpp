@@ -23,26 +23,45 @@
 
 namespace sdot::detail {
 
+/// Arrays of the local ranks, one after the other: part l is [first(l), first(l+1)).
+template <class T, class MemorySpace>
+struct Concatenated {
+  Kokkos::View<T*, MemorySpace> all;
+  Kokkos::View<int*, MemorySpace> first; ///< [L+1]
+
+  KOKKOS_INLINE_FUNCTION Kokkos::View<T*, MemorySpace> part(int l) const {
+    return Kokkos::subview(all, Kokkos::make_pair(first(l), first(l + 1)));
+  }
+};
+
 /// Trees of the local ranks, stored one after the other.
 template <class MemorySpace>
 struct Forest {
-  Kokkos::View<Seed*, MemorySpace> seeds; ///< tree order, local rank after local rank
-  Kokkos::View<int*, MemorySpace> gids;   ///< global index of each seed
-  Kokkos::View<TreeNode*, MemorySpace> nodes;
-  Kokkos::View<int*, MemorySpace> seed_first; ///< [L+1]
-  Kokkos::View<int*, MemorySpace> node_first; ///< [L]
-  Kokkos::View<int*, MemorySpace> depth;      ///< [L]
+  Concatenated<Seed, MemorySpace> seeds; ///< tree order, local rank after local rank
+  Concatenated<int, MemorySpace> gids;   ///< global index of each seed
+  Concatenated<TreeNode, MemorySpace> nodes;
+  Concatenated<GridBlock, MemorySpace> blocks;
+  Concatenated<int, MemorySpace> cell_begin;
+  Concatenated<double, MemorySpace> cell_wmax;
+  Kokkos::View<int*, MemorySpace> depth, block_level; ///< [L]
+  Kokkos::View<RingOffset*, MemorySpace> ring;        ///< the same for every tree
+  int ring_reach = 0;
   int local_count = 0;
 
   /// The tree of local rank l (views into the forest; usable in kernels).
   KOKKOS_INLINE_FUNCTION SeedTree<MemorySpace> tree(int l) const {
     SeedTree<MemorySpace> t;
-    t.seeds = Kokkos::subview(seeds, Kokkos::make_pair(seed_first(l), seed_first(l + 1)));
-    t.index = Kokkos::subview(gids, Kokkos::make_pair(seed_first(l), seed_first(l + 1)));
-    t.nodes =
-        Kokkos::subview(nodes, Kokkos::make_pair(node_first(l), node_first(l) + (2 << depth(l))));
-    t.size = seed_first(l + 1) - seed_first(l);
+    t.seeds = seeds.part(l);
+    t.index = gids.part(l);
+    t.nodes = nodes.part(l);
+    t.size = seeds.first(l + 1) - seeds.first(l);
     t.depth = depth(l);
+    t.block_level = block_level(l);
+    t.blocks = blocks.part(l);
+    t.cell_begin = cell_begin.part(l);
+    t.cell_wmax = cell_wmax.part(l);
+    t.ring = ring;
+    t.ring_reach = ring_reach;
     return t;
   }
 };
@@ -163,9 +182,9 @@ struct TravelStep {
         cell.push(inbox(item, layout.vertex(v)), inbox(item, layout.vertex(v) + 1),
                   static_cast<int>(inbox(item, layout.vertex(v) + 2)));
     } else {
-      l = loom::detail::segment_of(forest.seed_first, forest.local_count, item);
-      Seed const s = forest.seeds(item);
-      seed = CellSeed{s.x, s.y, s.w, forest.gids(item), item - forest.seed_first(l)};
+      l = loom::detail::segment_of(forest.seeds.first, forest.local_count, item);
+      Seed const s = forest.seeds.all(item);
+      seed = CellSeed{s.x, s.y, s.w, forest.gids.all(item), item - forest.seeds.first(l)};
       start_from_domain(cell, s.x, s.y, domain_vertices, domain_labels);
     }
     int const rank = first_rank + l;
@@ -306,7 +325,7 @@ public:
     if (total >= (std::int64_t(1) << 31) - 1)
       throw std::invalid_argument("sdot: more than 2^31 - 2 seeds are not supported yet");
 
-    if (!forest_.seeds.extent(0) && forest_.local_count == 0)
+    if (!forest_.seeds.all.extent(0) && forest_.local_count == 0)
       build_boxes_and_trees(first_gid, total);
     space_.fence();
     seconds["boxes"] = phase.seconds();
@@ -367,9 +386,10 @@ private:
     // One tree per local rank, stored one after the other.
     int const local = ranks_.local_count();
     forest_.local_count = local;
-    std::vector<int> seed_first(local + 1), node_first(local), depth(local);
     std::vector<SeedTree<memory_space>> trees(local);
-    int nodes_total = 0;
+    std::vector<Kokkos::View<int*, memory_space>> gids(local);
+    std::vector<int> depth(local), block_level(local);
+    std::vector<TreeNode> boxes_local(local);
     for (int l = 0; l < local; ++l) {
       int const begin = static_cast<int>(mine.offsets[l]),
                 count = static_cast<int>(mine.offsets[l + 1] - begin);
@@ -388,38 +408,16 @@ private:
           });
       trees[l] = build_seed_tree(space_, Kokkos::View<double const* [2], memory_space>(p),
                                  Kokkos::View<double const*, memory_space>(w), leaf_size_);
-      seed_first[l] = begin;
-      node_first[l] = nodes_total;
-      depth[l] = trees[l].depth;
-      nodes_total += 2 << trees[l].depth;
-    }
-    seed_first[local] = static_cast<int>(mine.offsets[local]);
-    forest_.seeds = Kokkos::View<Seed*, memory_space>(
-        Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::travel::forest_seeds"),
-        seed_first[local]);
-    forest_.gids = Kokkos::View<int*, memory_space>(
-        Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::travel::forest_gids"),
-        seed_first[local]);
-    forest_.nodes = Kokkos::View<TreeNode*, memory_space>(
-        Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::travel::forest_nodes"),
-        nodes_total);
-    std::vector<TreeNode> boxes_local(local);
-    for (int l = 0; l < local; ++l) {
-      int const begin = seed_first[l], count = seed_first[l + 1] - begin;
-      Kokkos::deep_copy(space_,
-                        Kokkos::subview(forest_.seeds, Kokkos::make_pair(begin, begin + count)),
-                        trees[l].seeds);
-      auto gids = forest_.gids;
+      // The tree's index is a position in the rank's rows: make it the global index.
+      gids[l] = Kokkos::View<int*, memory_space>(
+          Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::travel::gids"), count);
+      auto g = gids[l];
       auto index = trees[l].index;
-      auto r = mine.rows;
       Kokkos::parallel_for(
-          "sdot::travel::forest_gids", Policy(space_, 0, count),
-          KOKKOS_LAMBDA(int t) { gids(begin + t) = static_cast<int>(r(begin + index(t), 3)); });
-      Kokkos::deep_copy(
-          space_,
-          Kokkos::subview(forest_.nodes,
-                          Kokkos::make_pair(node_first[l], node_first[l] + (2 << depth[l]))),
-          trees[l].nodes);
+          "sdot::travel::global_indices", Policy(space_, 0, count),
+          KOKKOS_LAMBDA(int t) { g(t) = static_cast<int>(r(begin + index(t), 3)); });
+      depth[l] = trees[l].depth;
+      block_level[l] = trees[l].block_level;
       double const inf = loom::compat::infinity<double>();
       boxes_local[l] = TreeNode{inf, inf, -inf, -inf, -inf};
       if (count > 0) {
@@ -428,14 +426,47 @@ private:
         boxes_local[l] = root();
       }
     }
-    forest_.seed_first = to_device("sdot::travel::seed_first", seed_first);
-    forest_.node_first = to_device("sdot::travel::node_first", node_first);
+    auto field = [&](auto member) {
+      using View = std::decay_t<decltype(trees[0].*member)>;
+      std::vector<View> parts(local);
+      for (int l = 0; l < local; ++l)
+        parts[l] = trees[l].*member;
+      return concatenate(parts);
+    };
+    forest_.seeds = field(&SeedTree<memory_space>::seeds);
+    forest_.gids = concatenate(gids);
+    forest_.nodes = field(&SeedTree<memory_space>::nodes);
+    forest_.blocks = field(&SeedTree<memory_space>::blocks);
+    forest_.cell_begin = field(&SeedTree<memory_space>::cell_begin);
+    forest_.cell_wmax = field(&SeedTree<memory_space>::cell_wmax);
     forest_.depth = to_device("sdot::travel::depth", depth);
+    forest_.block_level = to_device("sdot::travel::block_level", block_level);
+    forest_.ring = local > 0 ? trees[0].ring : Kokkos::View<RingOffset*, memory_space>();
+    forest_.ring_reach = local > 0 ? trees[0].ring_reach : 0;
     // Every rank's box, on every process.
     auto all_boxes = ranks_.allgather(boxes_local);
     std::vector<RankTreeNode> rank_tree;
     build_rank_tree(all_boxes, 0, ranks_.size(), rank_tree);
     rank_tree_ = to_device("sdot::travel::rank_tree", rank_tree);
+  }
+
+  /// The parts one after the other, with their offsets.
+  template <class T>
+  Concatenated<T, memory_space>
+  concatenate(std::vector<Kokkos::View<T*, memory_space>> const& parts) {
+    std::vector<int> first(parts.size() + 1, 0);
+    for (std::size_t l = 0; l < parts.size(); ++l)
+      first[l + 1] = first[l] + static_cast<int>(parts[l].extent(0));
+    Concatenated<T, memory_space> c;
+    c.all = Kokkos::View<T*, memory_space>(
+        Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::travel::forest"),
+        first.back());
+    for (std::size_t l = 0; l < parts.size(); ++l)
+      if (parts[l].extent(0))
+        Kokkos::deep_copy(space_, Kokkos::subview(c.all, Kokkos::make_pair(first[l], first[l + 1])),
+                          parts[l]);
+    c.first = to_device("sdot::travel::forest_first", first);
+    return c;
   }
 
   template <class T>
@@ -529,7 +560,7 @@ private:
     statistics_.bytes_sent = bytes_sent_seeds_;
     Rows inbox;
     std::vector<std::int64_t> inbox_first;
-    int items = static_cast<int>(forest_.seeds.extent(0));
+    int items = static_cast<int>(forest_.seeds.all.extent(0));
     for (;;) {
       step.next_rank = Kokkos::View<int*, memory_space>(
           Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::travel::next_rank"),
@@ -570,7 +601,7 @@ private:
           Kokkos::view_alloc(space_, "sdot::travel::per_pair"), std::size_t(local) * size);
       Kokkos::View<int const*, memory_space> item_first =
           step.from_messages ? step.inbox_first
-                             : Kokkos::View<int const*, memory_space>(forest_.seed_first);
+                             : Kokkos::View<int const*, memory_space>(forest_.seeds.first);
       Kokkos::parallel_for(
           "sdot::travel::count_pairs", Policy(space_, 0, items), KOKKOS_LAMBDA(int i) {
             if (next_rank(i) >= 0) {
