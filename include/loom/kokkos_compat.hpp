@@ -10,6 +10,20 @@
 #include <cstdint>
 #include <string>
 
+/// Inside a reduction functor whose value type T is a struct with a member
+/// `void join(T& dst, T const& src) const`: Kokkos 3.x also calls join on volatile
+/// references, which Kokkos 4 refuses; this adds that overload where it is needed.
+#if KOKKOS_VERSION < 40000
+#define LOOM_COMPAT_VOLATILE_JOIN(T)                                                           \
+  KOKKOS_INLINE_FUNCTION void join(volatile T& dst, volatile T const& src) const {            \
+    T d = const_cast<T const&>(dst);                                                        \
+    join(d, const_cast<T const&>(src));                                                     \
+    const_cast<T&>(dst) = d;                                                                \
+  }
+#else
+#define LOOM_COMPAT_VOLATILE_JOIN(T)
+#endif
+
 namespace loom::compat {
 
 #if KOKKOS_VERSION >= 30700

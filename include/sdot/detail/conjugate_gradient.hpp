@@ -18,21 +18,29 @@ namespace sdot::detail {
 /// default zero initialisation and sum join of every Kokkos version).
 template <class Vector, class Direction, class Solution>
 struct ConjugateGradientUpdate {
-  using value_type = double[];
-  using size_type = int;
-  unsigned value_count = 2;
+  /// The partial sums r·r and r·z.
+  struct Sums {
+    double rr, rz;
+  };
+  using value_type = Sums;
   double alpha;
   Direction p;
   Vector q, inverse_diagonal, r, z;
   Solution x;
-  KOKKOS_INLINE_FUNCTION void operator()(int i, double sums[]) const {
+  KOKKOS_INLINE_FUNCTION void init(Sums& s) const { s.rr = s.rz = 0; }
+  KOKKOS_INLINE_FUNCTION void join(Sums& dst, Sums const& src) const {
+    dst.rr += src.rr;
+    dst.rz += src.rz;
+  }
+  LOOM_COMPAT_VOLATILE_JOIN(Sums)
+  KOKKOS_INLINE_FUNCTION void operator()(int i, Sums& sums) const {
     x(i) += alpha * p(i);
     double const ri = r(i) - alpha * q(i);
     r(i) = ri;
     double const zi = inverse_diagonal(i) * ri;
     z(i) = zi;
-    sums[0] += ri * ri;
-    sums[1] += ri * zi;
+    sums.rr += ri * ri;
+    sums.rz += ri * zi;
   }
 };
 
@@ -96,11 +104,11 @@ conjugate_gradient(ExecutionSpace const& space, loom::Ranks const& ranks, Matrix
       break; // p in the kernel (or rounding past it): nothing more to gain
     double const alpha = rz / pq;
     // x += α p, r −= α q, z = D⁻¹ r, and the partials of r·r and r·z: one pass.
-    std::array<double, 2> partial{0, 0};
+    using Update = ConjugateGradientUpdate<Vector, decltype(p), Solution>;
+    typename Update::Sums local{0, 0};
     Kokkos::parallel_reduce("sdot::cg::update", Policy(space, 0, n),
-                            ConjugateGradientUpdate<Vector, decltype(p), Solution>{
-                                2, alpha, p, q, inverse_diagonal, r, z, x},
-                            partial.data());
+                            Update{alpha, p, q, inverse_diagonal, r, z, x}, local);
+    std::array<double, 2> partial{local.rr, local.rz};
     auto const sums = global_sums<2>(ranks, partial);
     result.relative_residual = std::sqrt(sums[0]) / b_norm;
     if (result.relative_residual <= tolerance) {
