@@ -4,6 +4,7 @@
 // workspace of twice the capacity, until every cell fits. Never truncates a cell.
 
 #include <sdot/detail/cell_kernel.hpp>
+#include <sdot/detail/polygon_storage.hpp>
 
 #include <stdexcept>
 #include <string>
@@ -21,40 +22,21 @@ struct CellOutputs {
   Kokkos::View<int*, MemorySpace> polygon_labels;
 };
 
-/// One cell per item. InlineCapacity > 0: vertices in kernel-local arrays of that size;
-/// InlineCapacity == 0: in rows of the workspace views, of `capacity` vertices per buffer.
-template <class MemorySpace, int InlineCapacity>
+/// One cell per item (a cell step: see polygon_storage.hpp).
+template <class MemorySpace>
 struct CellsFunctor {
   SeedTree<MemorySpace> tree;
   Kokkos::View<double const* [2], MemorySpace> domain_vertices;
   Kokkos::View<int const*, MemorySpace> domain_labels;
   Kokkos::View<int const*, MemorySpace> items; ///< tree slots to build (empty: item = slot)
-  // LayoutRight: a row is one cell's contiguous storage.
-  Kokkos::View<double**, Kokkos::LayoutRight, MemorySpace> work_x, work_y;
-  Kokkos::View<int**, Kokkos::LayoutRight, MemorySpace> work_labels;
-  int capacity;
   CellOutputs<MemorySpace> out;
   Kokkos::View<int*, MemorySpace> overflowed; ///< by item: 1 if the cell did not fit
 
-  KOKKOS_FUNCTION void operator()(int item) const {
+  KOKKOS_FUNCTION void operator()(Polygon& cell, int item) const {
     int const slot = items.extent(0) ? items(item) : item;
     Seed const s = tree.seeds(slot);
-    int const index = tree.index(slot);
-    CellSeed const seed{s.x, s.y, s.w, index, slot};
-    if constexpr (InlineCapacity > 0) {
-      double x[2][InlineCapacity], y[2][InlineCapacity];
-      int l[2][InlineCapacity];
-      Polygon cell{{{x[0], y[0], l[0]}, {x[1], y[1], l[1]}}, 0, 0, InlineCapacity, 0};
-      build(cell, seed, item);
-    } else {
-      Polygon cell{{{&work_x(item, 0), &work_y(item, 0), &work_labels(item, 0)},
-                    {&work_x(item, capacity), &work_y(item, capacity), &work_labels(item, capacity)}},
-                   0,
-                   0,
-                   capacity,
-                   0};
-      build(cell, seed, item);
-    }
+    CellSeed const seed{s.x, s.y, s.w, tree.index(slot), slot};
+    build(cell, seed, item);
   }
 
   KOKKOS_FUNCTION void build(Polygon& cell, CellSeed const& seed, int item) const {
@@ -105,22 +87,9 @@ CellsReport build_cells(ExecutionSpace const& space, SeedTree<MemorySpace> const
   Kokkos::View<int*, MemorySpace> items;
   int nb_items = n;
   int next_capacity = capacity;
+  CellsFunctor<MemorySpace> step{tree, domain_vertices, domain_labels, items, out, overflowed};
   if (inline_capacity > 0) {
-    auto run = [&](auto functor) {
-      functor.tree = tree;
-      functor.domain_vertices = domain_vertices;
-      functor.domain_labels = domain_labels;
-      functor.capacity = inline_capacity;
-      functor.out = out;
-      functor.overflowed = overflowed;
-      Kokkos::parallel_for("sdot::cells::inline", Policy(space, 0, n), functor);
-    };
-    if (inline_capacity == 16)
-      run(CellsFunctor<MemorySpace, 16>{});
-    else if (inline_capacity == 32)
-      run(CellsFunctor<MemorySpace, 32>{});
-    else
-      run(CellsFunctor<MemorySpace, 64>{});
+    for_each_cell(space, "sdot::cells::first_pass", step, n, inline_capacity);
     next_capacity = 2 * inline_capacity;
   } else {
     Kokkos::deep_copy(space, overflowed, 1);
@@ -157,26 +126,11 @@ CellsReport build_cells(ExecutionSpace const& space, SeedTree<MemorySpace> const
     nb_items = count;
     if (next_capacity > (1 << 24))
       throw std::runtime_error("sdot: a cell needs more than 2^24 vertices");
-    CellsFunctor<MemorySpace, 0> functor;
-    functor.tree = tree;
-    functor.domain_vertices = domain_vertices;
-    functor.domain_labels = domain_labels;
-    functor.items = items;
-    functor.capacity = next_capacity;
-    functor.work_x = Kokkos::View<double**, Kokkos::LayoutRight, MemorySpace>(
-        Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::cells::work_x"), count,
-        2 * next_capacity);
-    functor.work_y = Kokkos::View<double**, Kokkos::LayoutRight, MemorySpace>(
-        Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::cells::work_y"), count,
-        2 * next_capacity);
-    functor.work_labels = Kokkos::View<int**, Kokkos::LayoutRight, MemorySpace>(
-        Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::cells::work_labels"), count,
-        2 * next_capacity);
-    functor.out = out;
     overflowed = Kokkos::View<int*, MemorySpace>(
         Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::cells::overflowed"), count);
-    functor.overflowed = overflowed;
-    Kokkos::parallel_for("sdot::cells::workspace", Policy(space, 0, count), functor);
+    step.items = items;
+    step.overflowed = overflowed;
+    for_each_cell(space, "sdot::cells::rebuild", step, count, next_capacity);
     report.final_capacity = next_capacity;
     ++report.reruns;
     next_capacity *= 2;

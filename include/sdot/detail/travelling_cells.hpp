@@ -16,6 +16,7 @@
 
 #include <sdot/detail/boxes.hpp>
 #include <sdot/detail/cell_kernel.hpp>
+#include <sdot/detail/polygon_storage.hpp>
 
 #include <map>
 #include <string>
@@ -126,7 +127,7 @@ struct TravelStatistics {
 /// One step of the cells of a round: each item (a seed of a local rank at round 0, a received
 /// message later) is cut by the seeds of its local rank, then either finished (its result
 /// row is written) or sent on to the nearest rank that may still cut it.
-template <class MemorySpace, int InlineCapacity>
+template <class MemorySpace>
 struct TravelStep {
   Forest<MemorySpace> forest;
   Kokkos::View<double const* [2], MemorySpace> domain_vertices;
@@ -137,10 +138,7 @@ struct TravelStep {
   Kokkos::View<double const**, Kokkos::LayoutRight, MemorySpace> inbox;
   Kokkos::View<int const*, MemorySpace> inbox_first; ///< [L+1]
   MessageLayout layout;
-  // Workspace (InlineCapacity == 0): rows of 2 * capacity vertices per item.
-  Kokkos::View<double**, Kokkos::LayoutRight, MemorySpace> work_x, work_y;
-  Kokkos::View<int**, Kokkos::LayoutRight, MemorySpace> work_labels;
-  int capacity;
+  int capacity; ///< vertices the polygons hold
   // Pass 1 outputs, per item: the next rank (-1: finished) and the result row.
   Kokkos::View<int*, MemorySpace> next_rank;
   Kokkos::View<double**, Kokkos::LayoutRight, MemorySpace> results;
@@ -149,22 +147,8 @@ struct TravelStep {
   Kokkos::View<int const*, MemorySpace> travellers;
   Kokkos::View<double**, Kokkos::LayoutRight, MemorySpace> outbox;
 
-  KOKKOS_FUNCTION void operator()(int k) const {
-    int const item = outbox.extent(0) ? travellers(k) : k;
-    if constexpr (InlineCapacity > 0) {
-      double x[2][InlineCapacity], y[2][InlineCapacity];
-      int l[2][InlineCapacity];
-      Polygon cell{{{x[0], y[0], l[0]}, {x[1], y[1], l[1]}}, 0, 0, InlineCapacity, 0};
-      step(cell, item, k);
-    } else {
-      Polygon cell{{{&work_x(k, 0), &work_y(k, 0), &work_labels(k, 0)},
-                    {&work_x(k, capacity), &work_y(k, capacity), &work_labels(k, capacity)}},
-                   0,
-                   0,
-                   capacity,
-                   0};
-      step(cell, item, k);
-    }
+  KOKKOS_FUNCTION void operator()(Polygon& cell, int k) const {
+    step(cell, outbox.extent(0) ? travellers(k) : k, k);
   }
 
   KOKKOS_FUNCTION void step(Polygon& cell, int item, int k) const {
@@ -493,50 +477,10 @@ private:
     return c;
   }
 
-  template <class Functor>
-  void launch(Functor functor, int count, char const* label) {
-    Kokkos::parallel_for(label, Policy(space_, 0, count), functor);
-  }
-
-  /// Runs one pass (decide, or pack when functor.outbox is set) over `count` work items.
-  void run_step(TravelStep<memory_space, 0> base, int count, char const* label) {
-    int const cap = polygon_capacity();
-    if (cap <= 64) {
-      auto copy = [&](auto functor) {
-        functor.forest = base.forest;
-        functor.domain_vertices = base.domain_vertices;
-        functor.domain_labels = base.domain_labels;
-        functor.rank_tree = base.rank_tree;
-        functor.first_rank = base.first_rank;
-        functor.from_messages = base.from_messages;
-        functor.inbox = base.inbox;
-        functor.inbox_first = base.inbox_first;
-        functor.layout = base.layout;
-        functor.capacity = cap;
-        functor.next_rank = base.next_rank;
-        functor.results = base.results;
-        functor.overflow = base.overflow;
-        functor.travellers = base.travellers;
-        functor.outbox = base.outbox;
-        launch(functor, count, label);
-      };
-      if (cap == 32)
-        copy(TravelStep<memory_space, 32>{});
-      else
-        copy(TravelStep<memory_space, 64>{});
-    } else {
-      base.capacity = cap;
-      base.work_x =
-          Rows(Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::travel::work_x"),
-               count, 2 * cap);
-      base.work_y =
-          Rows(Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::travel::work_y"),
-               count, 2 * cap);
-      base.work_labels = Kokkos::View<int**, Kokkos::LayoutRight, memory_space>(
-          Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::travel::work_labels"),
-          count, 2 * cap);
-      launch(base, count, label);
-    }
+  /// Runs one pass (decide, or pack when step.outbox is set) over `count` work items.
+  void run_step(TravelStep<memory_space> step, int count, char const* label) {
+    step.capacity = polygon_capacity();
+    for_each_cell(space_, label, step, count, step.capacity);
   }
 
   /// The program of one run (one rank per local rank): rounds until no cell travels.
@@ -545,7 +489,7 @@ private:
     MessageLayout const layout{msg_capacity_.value()};
     int const local = ranks_.local_count();
     int const size = ranks_.size();
-    TravelStep<memory_space, 0> step;
+    TravelStep<memory_space> step;
     step.forest = forest_;
     step.domain_vertices = domain_vertices_;
     step.domain_labels = domain_labels_;
