@@ -10,7 +10,16 @@ function(run)
   endif()
 endfunction()
 run(${CMAKE_COMMAND} --install "${BUILD_DIR}" --prefix "${prefix}")
+# The same Kokkos (and Kokkos-Kernels) as the build, as a user would point to them.
+set(dependencies "")
+if(KOKKOS_DIR)
+  list(APPEND dependencies "-DKokkos_DIR=${KOKKOS_DIR}")
+endif()
+if(KOKKOSKERNELS_DIR)
+  list(APPEND dependencies "-DKokkosKernels_DIR=${KOKKOSKERNELS_DIR}")
+endif()
 run(${CMAKE_COMMAND} -S "${SOURCE_DIR}/examples" -B "${examples}" -DCMAKE_BUILD_TYPE=Release
-    -DCMAKE_CXX_COMPILER=${CXX_COMPILER} -Dsdot_ROOT=${prefix} -DCMAKE_PREFIX_PATH=${CMAKE_PREFIX_PATH})
+    -DCMAKE_CXX_COMPILER=${CXX_COMPILER} -DCMAKE_CXX_STANDARD=${CXX_STANDARD} -Dsdot_ROOT=${prefix}
+    ${dependencies})
 run(${CMAKE_COMMAND} --build "${examples}" -j 2)
 run(${CMAKE_CTEST_COMMAND} --test-dir "${examples}" --output-on-failure)
