@@ -8,6 +8,7 @@
 #endif
 
 #include <sdot/detail/halo.hpp>
+#include <sdot/detail/scan.hpp>
 #include <sdot/power_diagram.hpp>
 
 #include <KokkosSparse_CrsMatrix.hpp>
@@ -83,23 +84,6 @@ void count_jacobian_entries(ExecutionSpace const& space, Polygons const& polygon
         }
         counts(i) = c;
       });
-}
-
-template <class ExecutionSpace, class Counts, class Offsets>
-int exclusive_scan(ExecutionSpace const& space, char const* label, Counts const& counts,
-                   Offsets const& offsets) {
-  int const n = static_cast<int>(counts.extent(0));
-  int total = 0;
-  Kokkos::parallel_scan(
-      label, Kokkos::RangePolicy<ExecutionSpace>(space, 0, n + 1),
-      KOKKOS_LAMBDA(int i, int& partial, bool final) {
-        if (final)
-          offsets(i) = partial;
-        if (i < n)
-          partial += counts(i);
-      },
-      total);
-  return total;
 }
 
 } // namespace detail

@@ -6,6 +6,7 @@
 #include <loom/spread.hpp>
 
 #include <sdot/detail/cells.hpp>
+#include <sdot/detail/scan.hpp>
 #include <sdot/detail/travelling_cells.hpp>
 #include <sdot/detail/validate.hpp>
 #include <sdot/half_spaces.hpp>
@@ -180,23 +181,12 @@ public:
       auto out = travelling_->run(seconds, true);
       return {out.polygon_offsets, out.polygon_vertices, out.polygon_labels};
     }
-    using Policy = Kokkos::RangePolicy<ExecutionSpace>;
     int const n = size();
     CellPolygons<memory_space> polygons;
     polygons.offsets = Kokkos::View<int*, memory_space>(
         Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::polygons::offsets"), n + 1);
-    auto offsets = polygons.offsets;
-    auto counts = outputs_.vertex_counts;
-    int total = 0;
-    Kokkos::parallel_scan(
-        "sdot::polygons::offsets", Policy(space_, 0, n + 1),
-        KOKKOS_LAMBDA(int i, int& partial, bool final) {
-          if (final)
-            offsets(i) = partial;
-          if (i < n)
-            partial += counts(i);
-        },
-        total);
+    int const total = detail::exclusive_scan(space_, "sdot::polygons::offsets",
+                                             outputs_.vertex_counts, polygons.offsets);
     polygons.vertices = Kokkos::View<double* [2], memory_space>(
         Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::polygons::vertices"), total);
     polygons.edge_sources = Kokkos::View<int*, memory_space>(

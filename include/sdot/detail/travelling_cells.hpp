@@ -17,6 +17,7 @@
 #include <sdot/detail/boxes.hpp>
 #include <sdot/detail/cell_kernel.hpp>
 #include <sdot/detail/polygon_storage.hpp>
+#include <sdot/detail/scan.hpp>
 
 #include <map>
 #include <string>
@@ -689,16 +690,8 @@ private:
             auto const k = static_cast<std::int64_t>(rows(i, result_gid)) - first_gid;
             offsets(k) = static_cast<int>(rows(i, result_nb_vertices));
           });
-      int total = 0;
-      Kokkos::parallel_scan(
-          "sdot::travel::polygon_offsets", Policy(space_, 0, n + 1),
-          KOKKOS_LAMBDA(int i, int& partial, bool final) {
-            int const count = i < n ? offsets(i) : 0;
-            if (final)
-              offsets(i) = partial;
-            partial += count;
-          },
-          total);
+      int const total = exclusive_scan(space_, "sdot::travel::polygon_offsets",
+                                       Kokkos::subview(offsets, Kokkos::make_pair(0, n)), offsets);
       out.polygon_vertices = Kokkos::View<double* [2], memory_space>(
           Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::polygons::vertices"),
           total);
