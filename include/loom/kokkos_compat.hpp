@@ -14,11 +14,11 @@
 /// `void join(T& dst, T const& src) const`: Kokkos 3.x also calls join on volatile
 /// references, which Kokkos 4 refuses; this adds that overload where it is needed.
 #if KOKKOS_VERSION < 40000
-#define LOOM_COMPAT_VOLATILE_JOIN(T)                                                           \
-  KOKKOS_INLINE_FUNCTION void join(volatile T& dst, volatile T const& src) const {            \
-    T d = const_cast<T const&>(dst);                                                        \
-    join(d, const_cast<T const&>(src));                                                     \
-    const_cast<T&>(dst) = d;                                                                \
+#define LOOM_COMPAT_VOLATILE_JOIN(T)                                                               \
+  KOKKOS_INLINE_FUNCTION void join(volatile T& dst, volatile T const& src) const {                 \
+    T d = const_cast<T const&>(dst);                                                               \
+    join(d, const_cast<T const&>(src));                                                            \
+    const_cast<T&>(dst) = d;                                                                       \
   }
 #else
 #define LOOM_COMPAT_VOLATILE_JOIN(T)
@@ -40,14 +40,15 @@ using Kokkos::Experimental::isfinite;
 using Kokkos::Experimental::sqrt;
 #endif
 
-/// Smaller of two values, usable in kernels.
+/// Smaller of two values, usable in kernels (by value: compilers make it a select, not a
+/// branch).
 template <class T>
-KOKKOS_INLINE_FUNCTION constexpr T const& min(T const& a, T const& b) {
+KOKKOS_INLINE_FUNCTION constexpr T min(T a, T b) {
   return b < a ? b : a;
 }
 /// Larger of two values, usable in kernels.
 template <class T>
-KOKKOS_INLINE_FUNCTION constexpr T const& max(T const& a, T const& b) {
+KOKKOS_INLINE_FUNCTION constexpr T max(T a, T b) {
   return a < b ? b : a;
 }
 

@@ -54,10 +54,10 @@ double slowest(double seconds) {
   return seconds;
 }
 
-// Seeds spread over the MPI processes (one rank per process).
+// Seeds spread over the MPI processes, range(1) ranks (boxes) per process.
 void BM_SpreadOverProcesses(benchmark::State& state) {
   std::int64_t const n = state.range(0);
-  auto ranks = loom::MpiRanks(MPI_COMM_WORLD);
+  auto ranks = loom::MpiRanks(MPI_COMM_WORLD, static_cast<int>(state.range(1)));
   Kokkos::View<double* [2]> x;
   Kokkos::View<double*> w;
   uniform_block(n, ranks.process_rank(), ranks.process_count(), x, w);
@@ -78,8 +78,7 @@ void BM_SpreadOverProcesses(benchmark::State& state) {
   state.counters["processes"] = ranks.process_count();
 }
 BENCHMARK(BM_SpreadOverProcesses)
-    ->Arg(100000)
-    ->Arg(1000000)
+    ->ArgsProduct({{100000, 1000000}, {1, 8}})
     ->Iterations(3)
     ->UseManualTime()
     ->Unit(benchmark::kMillisecond);

@@ -177,6 +177,20 @@ TEST(PowerDiagram, DuplicatesLowerIndexKeepsTheCell) {
   expect_matches_reference(c, unit_square());
 }
 
+TEST(PowerDiagram, BlocksOfCoincidentSeeds) {
+  // More coincident seeds than a block of the index holds: blocks with a zero-size grid.
+  auto c = uniform_cloud(300, 0.001, 14);
+  for (int k = 0; k < 4000; ++k) {
+    c.x.push_back({0.25, 0.75});
+    c.w.push_back(0.0005);
+  }
+  auto got = compute(c, unit_square());
+  EXPECT_GT(got.measures[300], 0);
+  for (std::size_t i = 301; i < c.x.size(); ++i)
+    ASSERT_EQ(got.measures[i], 0) << "seed " << i;
+  expect_matches_reference(c, unit_square());
+}
+
 TEST(PowerDiagram, CellsBeyondTheVertexCapacityAreRebuilt) {
   // One huge weight: its cell is the domain minus small cells, with many vertices.
   auto c = uniform_cloud(400, 0, 11);

@@ -34,6 +34,15 @@ KOKKOS_INLINE_FUNCTION bool node_may_cut(double box_d2, double w_i, double w_max
   return may_cut(box_d2, w_i, w_max, r2);
 }
 
+/// Distance below which a seed with weight ≤ w_i − w_gap may cut a cell whose vertices lie
+/// within sqrt(r2) of the seed i (slightly enlarged for rounding): R + sqrt(R² − w_gap), or
+/// a negative value when no such seed can cut.
+KOKKOS_INLINE_FUNCTION double reach_of_weighted_seeds(double r2, double w_gap) {
+  if (w_gap >= r2)
+    return -1;
+  return (loom::compat::sqrt(r2) + loom::compat::sqrt(r2 - w_gap)) * (1 + 1e-12);
+}
+
 KOKKOS_INLINE_FUNCTION double box_distance2(TreeNode const& b, double x, double y) {
   double dx = loom::compat::max(loom::compat::max(b.xmin - x, x - b.xmax), 0.0);
   double dy = loom::compat::max(loom::compat::max(b.ymin - y, y - b.ymax), 0.0);
@@ -91,13 +100,12 @@ KOKKOS_INLINE_FUNCTION bool clip_by_seed(Polygon& cell, CellSeed const& seed,
   return false;
 }
 
-/// Clips `cell` by the seeds of the leaf `node`. Returns true when the walk must stop.
+/// Clips `cell` by the seeds of tree slots [begin, end) (but its own). Returns true when the
+/// walk must stop.
 template <class MemorySpace>
-KOKKOS_INLINE_FUNCTION bool clip_by_leaf(Polygon& cell, CellSeed const& seed,
-                                         SeedTree<MemorySpace> const& tree, int node,
-                                         ClipResult& result) {
-  int const begin = tree.node_begin(node, tree.depth);
-  int const end = tree.node_begin(node + 1, tree.depth);
+KOKKOS_INLINE_FUNCTION bool clip_by_slots(Polygon& cell, CellSeed const& seed,
+                                          SeedTree<MemorySpace> const& tree, int begin, int end,
+                                          ClipResult& result) {
   for (int s = begin; s < end; ++s) {
     if (s == seed.tree_slot)
       continue;
@@ -107,6 +115,15 @@ KOKKOS_INLINE_FUNCTION bool clip_by_leaf(Polygon& cell, CellSeed const& seed,
       return true;
   }
   return false;
+}
+
+/// Clips `cell` by the seeds of the leaf `node`. Returns true when the walk must stop.
+template <class MemorySpace>
+KOKKOS_INLINE_FUNCTION bool clip_by_leaf(Polygon& cell, CellSeed const& seed,
+                                         SeedTree<MemorySpace> const& tree, int node,
+                                         ClipResult& result) {
+  return clip_by_slots(cell, seed, tree, tree.node_begin(node, tree.depth),
+                       tree.node_begin(node + 1, tree.depth), result);
 }
 
 /// Depth-first walk of the subtree of `root`, nearest child first, pruned by the stopping
@@ -151,63 +168,62 @@ KOKKOS_INLINE_FUNCTION bool clip_by_subtree(Polygon& cell, CellSeed const& seed,
 template <class MemorySpace>
 KOKKOS_INLINE_FUNCTION bool clip_by_grid_cell(Polygon& cell, CellSeed const& seed,
                                               SeedTree<MemorySpace> const& tree, GridBlock const& g,
-                                              int i, int j, bool test_cell, ClipResult& result) {
+                                              int i, int j, ClipResult& result) {
   int const c = g.first_cell + j * g.nx + i;
   int const begin = tree.cell_begin(c), end = tree.cell_begin(c + 1);
   if (begin == end)
     return false;
-  if (test_cell) {
-    // The cell's square, widened for the rounding of column() and row().
-    double const margin = g.slack;
-    double const xmin = g.x0 + i * g.h - margin, ymin = g.y0 + j * g.h - margin;
-    double const dx = loom::compat::max(
-        loom::compat::max(xmin - seed.x, seed.x - (xmin + g.h + 2 * margin)), 0.0);
-    double const dy = loom::compat::max(
-        loom::compat::max(ymin - seed.y, seed.y - (ymin + g.h + 2 * margin)), 0.0);
-    if (!node_may_cut(dx * dx + dy * dy, seed.w, tree.cell_wmax(c), cell.max_radius2))
-      return false;
-  }
-  for (int s = begin; s < end; ++s) {
-    if (s == seed.tree_slot)
-      continue;
-    Seed const other = tree.seeds(s);
-    double const ox = other.x - seed.x, oy = other.y - seed.y;
-    if (clip_by_seed(cell, seed, tree, s, ox * ox + oy * oy, other, result))
-      return true;
-  }
-  return false;
+  // The cell's square, widened for the rounding of column() and row().
+  double const margin = g.slack;
+  double const xmin = g.x0 + i * g.h - margin, ymin = g.y0 + j * g.h - margin;
+  double const dx =
+      loom::compat::max(loom::compat::max(xmin - seed.x, seed.x - (xmin + g.h + 2 * margin)), 0.0);
+  double const dy =
+      loom::compat::max(loom::compat::max(ymin - seed.y, seed.y - (ymin + g.h + 2 * margin)), 0.0);
+  if (!node_may_cut(dx * dx + dy * dy, seed.w, tree.cell_wmax(c), cell.max_radius2))
+    return false;
+  return clip_by_slots(cell, seed, tree, begin, end, result);
 }
 
 /// Clips `cell` by the seeds of block `block` (a node of level tree.block_level) near it:
 /// grid cells by increasing gap to the seed's (the ring table), until the stopping rule rules
 /// out every cell left. Returns true when the walk must stop; `table_ran_out` tells whether
-/// cells beyond the table may still cut (see clip_by_block_beyond_table).
+/// cells beyond the table may still cut (see clip_by_block_scan).
 template <class MemorySpace>
 KOKKOS_INLINE_FUNCTION bool clip_by_block_near(Polygon& cell, CellSeed const& seed,
                                                SeedTree<MemorySpace> const& tree, int block,
                                                bool& table_ran_out, ClipResult& result) {
   GridBlock const g = tree.blocks(block - (1 << tree.block_level));
-  double const wmax = tree.nodes(block).wmax;
+  double const w_gap = seed.w - tree.nodes(block).wmax;
   int const ci = g.column(seed.x), cj = g.row(seed.y);
   // The gaps hold for a seed in its grid cell (the seeds of the block are), up to g.slack.
   int const nb_offsets = static_cast<int>(tree.ring.extent(0));
   table_ran_out = false;
   // Cells by increasing gap: the nearest seeds come first and shrink the cell, so that most
   // farther ones fail the stopping rule without a clip. The gap bound alone decides (a test
-  // per grid cell costs more than it saves at about one seed per cell).
-  int k = 0;
-  for (; k < nb_offsets; ++k) {
+  // per grid cell costs more than it saves at about one seed per cell): a seed at distance d
+  // may cut only if d < R + sqrt(R² − w_i + w_max), so the walk stops at the first cell whose
+  // gap, in units of h, is beyond that (recomputed when the cell shrinks).
+  double r2 = -1, limit = 0;
+  for (int k = 0; k < nb_offsets; ++k) {
+    if (cell.max_radius2 != r2) {
+      r2 = cell.max_radius2;
+      double const reach = reach_of_weighted_seeds(r2, w_gap);
+      if (!(reach >= 0))
+        return false;
+      limit = (reach + 2 * g.slack) * g.inv_h;
+    }
     RingOffset const o = tree.ring(k);
-    double const gap = loom::compat::fmax(o.gap * g.h - 2 * g.slack, 0.0);
-    if (!node_may_cut(gap * gap, seed.w, wmax, cell.max_radius2))
-      return false; // the gaps only grow from here, and are ≥ reach² beyond the table
+    if (o.gap >= limit)
+      return false; // the gaps only grow from here, and are ≥ reach beyond the table
     int const i = ci + o.di, j = cj + o.dj;
     if (i < 0 || j < 0 || i >= g.nx || j >= g.ny)
       continue;
-    if (clip_by_grid_cell(cell, seed, tree, g, i, j, false, result))
+    int const c = g.first_cell + j * g.nx + i;
+    if (clip_by_slots(cell, seed, tree, tree.cell_begin(c), tree.cell_begin(c + 1), result))
       return true;
   }
-  table_ran_out = true;
+  table_ran_out = limit > tree.ring_reach; // cells beyond the table have gaps ≥ ring_reach
   return false;
 }
 
@@ -233,7 +249,7 @@ KOKKOS_INLINE_FUNCTION bool clip_by_block_scan(Polygon& cell, CellSeed const& se
     for (int i = i_begin; i <= i_end; ++i) {
       if (skip_table && grid_gap2(i - ci, j - cj) < reach2)
         continue; // in the table
-      if (clip_by_grid_cell(cell, seed, tree, g, i, j, true, result))
+      if (clip_by_grid_cell(cell, seed, tree, g, i, j, result))
         return true;
     }
   return false;

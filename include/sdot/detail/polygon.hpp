@@ -20,6 +20,30 @@ struct PolygonBuffers {
   int* label;
 };
 
+/// Writes the vertices of a clipped polygon into a buffer, keeping their largest squared
+/// distance to the seed and their bounding box.
+struct PolygonWriter {
+  PolygonBuffers out;
+  int size = 0;
+  double max_radius2 = 0;
+  double xmin = loom::compat::infinity<double>(), xmax = -loom::compat::infinity<double>();
+  double ymin = loom::compat::infinity<double>(), ymax = -loom::compat::infinity<double>();
+
+  KOKKOS_INLINE_FUNCTION explicit PolygonWriter(PolygonBuffers const& buffers) : out(buffers) {}
+
+  KOKKOS_INLINE_FUNCTION void emit(double vx, double vy, int l) {
+    out.x[size] = vx;
+    out.y[size] = vy;
+    out.label[size] = l;
+    max_radius2 = loom::compat::max(max_radius2, vx * vx + vy * vy);
+    xmin = loom::compat::min(xmin, vx);
+    xmax = loom::compat::max(xmax, vx);
+    ymin = loom::compat::min(ymin, vy);
+    ymax = loom::compat::max(ymax, vy);
+    ++size;
+  }
+};
+
 /// Two buffers of `capacity` vertices each; clipping writes into the other one.
 struct Polygon {
   PolygonBuffers buffers[2];
@@ -58,25 +82,95 @@ struct Polygon {
     return loom::compat::max(ax * xmin, ax * xmax) + loom::compat::max(ay * ymin, ay * ymax) > b;
   }
 
-  /// Keeps the part where ax·x + ay·y ≤ b (Sutherland–Hodgman; vertices on the line stay).
-  /// The new edge, if any, gets `cut_label`. On overflow the polygon is left as it was.
+  /// Keeps the part where ax·x + ay·y ≤ b (vertices on the line stay). The new edge, if any,
+  /// gets `cut_label`. On overflow the polygon is left as it was.
+  ///
+  /// A first pass counts the vertices outside; a convex polygon has them in one run, replaced
+  /// by the one or two points where the line crosses its edges, the others copied without a
+  /// test. Several runs (a polygon made nearly flat by rounding) take the general
+  /// Sutherland–Hodgman pass.
   KOKKOS_INLINE_FUNCTION ClipResult clip(double ax, double ay, double b, int cut_label) {
     PolygonBuffers const& in = buffers[current];
+    int const n = size;
     int nb_out = 0;
-    for (int k = 0; k < size; ++k)
+    for (int k = 0; k < n; ++k)
       nb_out += ax * in.x[k] + ay * in.y[k] > b;
     if (nb_out == 0)
       return ClipResult::unchanged;
-    if (nb_out == size) {
+    if (nb_out == n) {
       size = 0;
       max_radius2 = 0;
       return ClipResult::emptied;
     }
-    PolygonBuffers const& out = buffers[1 - current];
-    int n = 0;
-    double r2 = 0;
-    double const inf = loom::compat::infinity<double>();
-    double bx0 = inf, bx1 = -inf, by0 = inf, by1 = -inf;
+    // The run of vertices outside starts where the previous vertex is inside (a select per
+    // vertex, not a branch: which vertex it is cannot be predicted).
+    int first = 0;
+    int previous_out = ax * in.x[n - 1] + ay * in.y[n - 1] > b;
+    for (int k = 0; k < n; ++k) {
+      int const out = ax * in.x[k] + ay * in.y[k] > b;
+      first += (out & (1 - previous_out)) * (k - first);
+      previous_out = out;
+    }
+    // Vertices [first, last] (cyclic) are outside, unless rounding made several runs.
+    int last = first;
+    for (int run = 1; run < nb_out; ++run) {
+      last = last + 1 < n ? last + 1 : 0;
+      if (!(ax * in.x[last] + ay * in.y[last] > b))
+        return clip_general(ax, ay, b, cut_label);
+    }
+    int const p = first > 0 ? first - 1 : n - 1; // inside, before the run
+    int const q = last + 1 < n ? last + 1 : 0;   // inside, after it
+    double const sp = ax * in.x[p] + ay * in.y[p] - b;
+    double const sq = ax * in.x[q] + ay * in.y[q] - b;
+    int const new_size = n - nb_out + (sp < 0) + (sq < 0);
+    if (new_size > capacity)
+      return ClipResult::overflow;
+    // The vertices kept, q to p, then the crossing on p→first, then the one on last→q.
+    PolygonWriter out(buffers[1 - current]);
+    auto keep = [&](int k) { out.emit(in.x[k], in.y[k], in.label[k]); };
+    if (q <= p) {
+      for (int k = q; k <= p; ++k)
+        keep(k);
+    } else {
+      for (int k = q; k < n; ++k)
+        keep(k);
+      for (int k = 0; k <= p; ++k)
+        keep(k);
+    }
+    // The edge leaving p now follows the line up to the crossing of last→q (or to q).
+    if (sp < 0) {
+      double const sf = ax * in.x[first] + ay * in.y[first] - b;
+      double const t = sp / (sp - sf);
+      out.emit(in.x[p] + t * (in.x[first] - in.x[p]), in.y[p] + t * (in.y[first] - in.y[p]),
+               cut_label);
+    } else {
+      out.out.label[out.size - 1] = cut_label; // p is on the line
+    }
+    if (sq < 0) {
+      double const sl = ax * in.x[last] + ay * in.y[last] - b;
+      double const t = sl / (sl - sq);
+      out.emit(in.x[last] + t * (in.x[q] - in.x[last]), in.y[last] + t * (in.y[q] - in.y[last]),
+               in.label[last]);
+    }
+    return commit(out);
+  }
+
+  /// Makes the polygon written by `out` (into the other buffer) the current one.
+  KOKKOS_INLINE_FUNCTION ClipResult commit(PolygonWriter const& out) {
+    current = 1 - current;
+    size = out.size;
+    max_radius2 = out.max_radius2;
+    xmin = out.xmin;
+    xmax = out.xmax;
+    ymin = out.ymin;
+    ymax = out.ymax;
+    return ClipResult::clipped;
+  }
+
+  /// Sutherland–Hodgman pass for any pattern of vertices outside (at least one inside).
+  KOKKOS_FUNCTION ClipResult clip_general(double ax, double ay, double b, int cut_label) {
+    PolygonBuffers const& in = buffers[current];
+    PolygonWriter out(buffers[1 - current]);
     double px = in.x[size - 1], py = in.y[size - 1];
     double sp = ax * px + ay * py - b;
     int pl = in.label[size - 1];
@@ -85,38 +179,21 @@ struct Polygon {
       double qx = in.x[k], qy = in.y[k];
       double sq = ax * qx + ay * qy - b;
       if ((sp < 0 && sq > 0) || (sp > 0 && sq < 0)) { // p→q crosses the line: its intersection
-        if (n == capacity)
+        if (out.size == capacity)
           return ClipResult::overflow;
         double t = sp / (sp - sq);
-        double ix = px + t * (qx - px), iy = py + t * (qy - py);
-        out.x[n] = ix;
-        out.y[n] = iy;
-        out.label[n] = sp < 0 ? cut_label : pl;
-        r2 = loom::compat::max(r2, ix * ix + iy * iy);
-        bx0 = loom::compat::min(bx0, ix);
-        bx1 = loom::compat::max(bx1, ix);
-        by0 = loom::compat::min(by0, iy);
-        by1 = loom::compat::max(by1, iy);
-        ++n;
+        out.emit(px + t * (qx - px), py + t * (qy - py), sp < 0 ? cut_label : pl);
       } else if (sp == 0 && sq > 0) {
         // p lies on the line and is kept: the edge leaving it now follows the line.
         if (k == 0)
           relabel_last = true; // p is the last input vertex, emitted last
         else
-          out.label[n - 1] = cut_label;
+          out.out.label[out.size - 1] = cut_label;
       }
       if (sq <= 0) {
-        if (n == capacity)
+        if (out.size == capacity)
           return ClipResult::overflow;
-        out.x[n] = qx;
-        out.y[n] = qy;
-        out.label[n] = in.label[k];
-        r2 = loom::compat::max(r2, qx * qx + qy * qy);
-        bx0 = loom::compat::min(bx0, qx);
-        bx1 = loom::compat::max(bx1, qx);
-        by0 = loom::compat::min(by0, qy);
-        by1 = loom::compat::max(by1, qy);
-        ++n;
+        out.emit(qx, qy, in.label[k]);
       }
       px = qx;
       py = qy;
@@ -124,15 +201,8 @@ struct Polygon {
       pl = in.label[k];
     }
     if (relabel_last)
-      out.label[n - 1] = cut_label;
-    current = 1 - current;
-    size = n;
-    max_radius2 = r2;
-    xmin = bx0;
-    xmax = bx1;
-    ymin = by0;
-    ymax = by1;
-    return ClipResult::clipped;
+      out.out.label[out.size - 1] = cut_label;
+    return commit(out);
   }
 
   /// Area and first moments (Σ area·centroid, relative to the seed) of the polygon.

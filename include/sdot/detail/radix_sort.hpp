@@ -18,34 +18,43 @@ stable_sort_permutation(ExecutionSpace const& space,
   static_assert(Kokkos::SpaceAccessibility<ExecutionSpace, MemorySpace>::accessible,
                 "stable_sort_permutation: the keys must be accessible from the execution space");
   using Policy = Kokkos::RangePolicy<ExecutionSpace>;
-  constexpr int digit_bits = 8;
-  constexpr int radix = 1 << digit_bits;
+  // Digits of about 11 bits: 3 passes for 32-bit keys. The keys travel with the permutation,
+  // so that every pass reads them in order.
+  int const nb_passes = key_bits <= 0 ? 0 : (key_bits + 10) / 11;
+  int const digit_bits = nb_passes > 0 ? (key_bits + nb_passes - 1) / nb_passes : 1;
+  int const radix = 1 << digit_bits;
   int const n = static_cast<int>(keys.extent(0));
   Kokkos::View<int*, MemorySpace> perm(
       Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::sort::permutation"), n);
-  Kokkos::View<int*, MemorySpace> perm_next(
-      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::sort::permutation_next"), n);
   Kokkos::parallel_for(
       "sdot::sort::iota", Policy(space, 0, n), KOKKOS_LAMBDA(int i) { perm(i) = i; });
-  if (n <= 1 || key_bits <= 0)
+  if (n <= 1 || nb_passes == 0)
     return perm;
+  Kokkos::View<int*, MemorySpace> perm_next(
+      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::sort::permutation_next"), n);
+  Kokkos::View<std::uint64_t*, MemorySpace> key(
+      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::sort::keys"), n);
+  Kokkos::View<std::uint64_t*, MemorySpace> key_next(
+      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::sort::keys_next"), n);
+  Kokkos::deep_copy(space, key, keys);
 
   // Each block is scanned serially by one thread, so that equal digits keep their order.
   int const threads = loom::compat::concurrency(space);
-  int const block = loom::compat::max(256, loom::compat::min(8192, n / (8 * threads) + 1));
+  int const block = loom::compat::max(radix, loom::compat::min(1 << 16, n / (4 * threads) + 1));
   int const nb_blocks = (n + block - 1) / block;
   Kokkos::View<int*, MemorySpace> offsets(Kokkos::view_alloc(space, "sdot::sort::digit_offsets"),
-                                          radix * nb_blocks);
+                                          std::size_t(radix) * nb_blocks);
 
-  for (int shift = 0; shift < key_bits; shift += digit_bits) {
-    Kokkos::deep_copy(space, offsets, 0);
+  for (int pass = 0; pass < nb_passes; ++pass) {
+    int const shift = pass * digit_bits;
+    std::uint64_t const mask = std::uint64_t(radix - 1);
+    if (pass > 0)
+      Kokkos::deep_copy(space, offsets, 0);
     Kokkos::parallel_for(
         "sdot::sort::count_digits", Policy(space, 0, nb_blocks), KOKKOS_LAMBDA(int b) {
           int end = loom::compat::min(n, (b + 1) * block);
-          for (int i = b * block; i < end; ++i) {
-            int digit = static_cast<int>((keys(perm(i)) >> shift) & (radix - 1));
-            ++offsets(digit * nb_blocks + b);
-          }
+          for (int i = b * block; i < end; ++i)
+            ++offsets(static_cast<int>((key(i) >> shift) & mask) * nb_blocks + b);
         });
     Kokkos::parallel_scan(
         "sdot::sort::digit_offsets", Policy(space, 0, radix * nb_blocks),
@@ -59,11 +68,14 @@ stable_sort_permutation(ExecutionSpace const& space,
         "sdot::sort::scatter", Policy(space, 0, nb_blocks), KOKKOS_LAMBDA(int b) {
           int end = loom::compat::min(n, (b + 1) * block);
           for (int i = b * block; i < end; ++i) {
-            int digit = static_cast<int>((keys(perm(i)) >> shift) & (radix - 1));
-            perm_next(offsets(digit * nb_blocks + b)++) = perm(i);
+            std::uint64_t const k = key(i);
+            int const to = offsets(static_cast<int>((k >> shift) & mask) * nb_blocks + b)++;
+            key_next(to) = k;
+            perm_next(to) = perm(i);
           }
         });
     std::swap(perm, perm_next);
+    std::swap(key, key_next);
   }
   return perm;
 }

@@ -50,23 +50,21 @@ struct RingOffset {
   double gap;
 };
 
-/// Position along a Hilbert curve of order `bits` of the cell (ix, iy).
+/// Position along a Hilbert curve of order `bits` of the cell (ix, iy). Branch-free: the
+/// orientation of the sub-square is kept as two flags (coordinates swapped, complemented),
+/// toggled level by level.
 KOKKOS_INLINE_FUNCTION std::uint64_t hilbert_index(std::uint32_t ix, std::uint32_t iy, int bits) {
   std::uint64_t d = 0;
-  std::uint32_t const full = (std::uint32_t(1) << bits) - 1;
-  for (std::uint32_t s = std::uint32_t(1) << (bits - 1); s > 0; s >>= 1) {
-    std::uint32_t rx = (ix & s) ? 1 : 0;
-    std::uint32_t ry = (iy & s) ? 1 : 0;
-    d += std::uint64_t(s) * s * ((3 * rx) ^ ry);
-    if (ry == 0) {
-      if (rx == 1) {
-        ix = full - ix;
-        iy = full - iy;
-      }
-      std::uint32_t t = ix;
-      ix = iy;
-      iy = t;
-    }
+  std::uint32_t swapped = 0, complemented = 0;
+  for (int level = bits - 1; level >= 0; --level) {
+    std::uint32_t const bx = ((ix >> level) & 1) ^ complemented;
+    std::uint32_t const by = ((iy >> level) & 1) ^ complemented;
+    std::uint32_t const exchange = swapped & (bx ^ by);
+    std::uint32_t const rx = bx ^ exchange, ry = by ^ exchange;
+    d = (d << 2) | ((3 * rx) ^ ry);
+    std::uint32_t const lower_half = ry ^ 1;
+    swapped ^= lower_half;
+    complemented ^= lower_half & rx;
   }
   return d;
 }
@@ -196,6 +194,14 @@ build_seed_tree(ExecutionSpace const& space, Kokkos::View<double const* [2], Mem
   auto const hilbert = stable_sort_permutation(
       space, Kokkos::View<std::uint64_t const*, MemorySpace>(keys), 2 * bits);
   keys = {};
+  // The seeds in Hilbert order: the one gather with scattered reads.
+  Kokkos::View<Seed*, MemorySpace> along_curve(
+      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::tree::seeds_along_curve"), n);
+  Kokkos::parallel_for(
+      "sdot::tree::gather_along_curve", Policy(space, 0, n), KOKKOS_LAMBDA(int k) {
+        int const i = hilbert(k);
+        along_curve(k) = Seed{positions(i, 0), positions(i, 1), weights(i)};
+      });
 
   // The grid of each block, sized from the block's bounding box and number of seeds.
   int const block_level = tree.block_level;
@@ -213,13 +219,13 @@ build_seed_tree(ExecutionSpace const& space, Kokkos::View<double const* [2], Mem
         double const inf = loom::compat::infinity<double>();
         double xmin = inf, ymin = inf, xmax = -inf, ymax = -inf;
         for (int k = begin; k < end; ++k) {
-          int const i = hilbert(k);
-          xmin = loom::compat::min(xmin, positions(i, 0));
-          xmax = loom::compat::max(xmax, positions(i, 0));
-          ymin = loom::compat::min(ymin, positions(i, 1));
-          ymax = loom::compat::max(ymax, positions(i, 1));
+          Seed const p = along_curve(k);
+          xmin = loom::compat::min(xmin, p.x);
+          xmax = loom::compat::max(xmax, p.x);
+          ymin = loom::compat::min(ymin, p.y);
+          ymax = loom::compat::max(ymax, p.y);
         }
-        GridBlock g{0, 0, 1, 0, 1, 1, first_cell, 0};
+        GridBlock g{0, 0, 1, 1, 1, 1, first_cell, 0};
         double const wx = xmax - xmin, wy = ymax - ymin, ext = loom::compat::max(wx, wy);
         if (end > begin && ext > 0) {
           double const target = loom::compat::max(1.0, (end - begin) / grid_occupancy);
@@ -240,23 +246,27 @@ build_seed_tree(ExecutionSpace const& space, Kokkos::View<double const* [2], Mem
       },
       nb_cells);
 
-  // Counting sort of each block's seeds by grid cell (serial inside a block, so stable).
+  // Counting sort of each block's seeds by grid cell (serial inside a block, so stable),
+  // placing the seeds and their input indices in tree order.
   tree.cell_begin = Kokkos::View<int*, MemorySpace>(
       Kokkos::view_alloc(space, "sdot::tree::cell_begin"), nb_cells + 1);
   Kokkos::View<int*, MemorySpace> cursor(
       Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::tree::cell_cursor"), nb_cells);
   tree.index = Kokkos::View<int*, MemorySpace>(
       Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::tree::index"), n);
+  tree.seeds = Kokkos::View<Seed*, MemorySpace>(
+      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::tree::seeds"), n);
   auto const cell_begin = tree.cell_begin;
   auto const index = tree.index;
+  auto const seeds = tree.seeds;
   Kokkos::parallel_for(
       "sdot::tree::sort_by_cell", Policy(space, 0, nb_blocks), KOKKOS_LAMBDA(int b) {
         int const begin = t0.node_begin(nb_blocks + b, block_level);
         int const end = t0.node_begin(nb_blocks + b + 1, block_level);
         GridBlock const g = blocks(b);
         for (int k = begin; k < end; ++k) {
-          int const i = hilbert(k);
-          ++cell_begin(g.first_cell + g.row(positions(i, 1)) * g.nx + g.column(positions(i, 0)));
+          Seed const p = along_curve(k);
+          ++cell_begin(g.first_cell + g.row(p.y) * g.nx + g.column(p.x));
         }
         int slot = begin;
         for (int c = g.first_cell; c < g.first_cell + g.nx * g.ny; ++c) {
@@ -266,21 +276,13 @@ build_seed_tree(ExecutionSpace const& space, Kokkos::View<double const* [2], Mem
           slot += count;
         }
         for (int k = begin; k < end; ++k) {
-          int const i = hilbert(k);
-          index(cursor(g.first_cell + g.row(positions(i, 1)) * g.nx +
-                       g.column(positions(i, 0)))++) = i;
+          Seed const p = along_curve(k);
+          int const to = cursor(g.first_cell + g.row(p.y) * g.nx + g.column(p.x))++;
+          index(to) = hilbert(k);
+          seeds(to) = p;
         }
         if (b == nb_blocks - 1)
           cell_begin(g.first_cell + g.nx * g.ny) = n;
-      });
-
-  tree.seeds = Kokkos::View<Seed*, MemorySpace>(
-      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::tree::seeds"), n);
-  auto seeds = tree.seeds;
-  Kokkos::parallel_for(
-      "sdot::tree::gather_seeds", Policy(space, 0, n), KOKKOS_LAMBDA(int t) {
-        int i = index(t);
-        seeds(t) = Seed{positions(i, 0), positions(i, 1), weights(i)};
       });
   tree.cell_wmax = Kokkos::View<double*, MemorySpace>(
       Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::tree::cell_wmax"), nb_cells);

@@ -143,7 +143,10 @@ struct TravelStep {
   // Pass 1 outputs, per item: the next rank (-1: finished) and the result row.
   Kokkos::View<int*, MemorySpace> next_rank;
   Kokkos::View<double**, Kokkos::LayoutRight, MemorySpace> results;
-  Kokkos::View<int*, MemorySpace> overflow; ///< per item: vertices needed beyond capacity, or 0
+  /// Per item: the message's vertices (or visited ranks + 1) for a traveller, 0 for a finished
+  /// cell, 2 × capacity for a cell that overflowed the polygon. Independent of msg_capacity,
+  /// so that a pass can be reused after msg_capacity grows.
+  Kokkos::View<int*, MemorySpace> overflow;
   // Pass 2 (packing), when `outbox` is allocated: travellers(k) is the item of message k.
   Kokkos::View<int const*, MemorySpace> travellers;
   Kokkos::View<double**, Kokkos::LayoutRight, MemorySpace> outbox;
@@ -238,7 +241,7 @@ struct TravelStep {
         int const nb_visited =
             from_messages ? static_cast<int>(inbox(item, MessageLayout::nb_visited)) : 0;
         int const needed = cell.size > nb_visited + 1 ? cell.size : nb_visited + 1;
-        overflow(item) = needed > layout.capacity ? needed : 0;
+        overflow(item) = needed;
       }
       return;
     }
@@ -517,30 +520,33 @@ private:
           Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::travel::overflow"), items);
       step.outbox = Rows();
       step.travellers = Kokkos::View<int const*, memory_space>();
-      // The first round does not depend on inbox_capacity: after a rerun for it, reuse it.
+      // The first round depends on neither capacity, unless a polygon overflowed (then on the
+      // polygon capacity) or polygons are kept (the rows' width): after a rerun, reuse it.
       bool const first_round = !step.from_messages;
+      int most_vertices = 0; // the largest message of the pass (or 2 × polygon capacity)
       if (first_round && first_round_.valid &&
-          first_round_.polygon_capacity == polygon_capacity() &&
-          first_round_.msg_capacity == msg_capacity_.value() &&
+          (first_round_.polygon_capacity == polygon_capacity() ||
+           first_round_.most_vertices <= first_round_.polygon_capacity) &&
           static_cast<int>(first_round_.results.extent(1)) == result_width()) {
         step.next_rank = first_round_.next_rank;
         step.results = first_round_.results;
         step.overflow = first_round_.overflow;
+        most_vertices = first_round_.most_vertices;
       } else {
         run_step(step, items, "sdot::travel::decide");
+        auto overflow = step.overflow;
+        Kokkos::parallel_reduce(
+            "sdot::travel::most_vertices", Policy(space_, 0, items),
+            KOKKOS_LAMBDA(int i, int& m) { m = overflow(i) > m ? overflow(i) : m; },
+            Kokkos::Max<int>(most_vertices));
         if (first_round)
-          first_round_ = {true,           polygon_capacity(), msg_capacity_.value(),
+          first_round_ = {true,           polygon_capacity(), most_vertices,
                           step.next_rank, step.results,       step.overflow};
       }
 
       // Sizes found too small anywhere stop the run everywhere (spmd reruns it).
-      auto overflow = step.overflow;
       auto next_rank = step.next_rank;
-      int needed_vertices = 0;
-      Kokkos::parallel_reduce(
-          "sdot::travel::needed_vertices", Policy(space_, 0, items),
-          KOKKOS_LAMBDA(int i, int& m) { m = overflow(i) > m ? overflow(i) : m; },
-          Kokkos::Max<int>(needed_vertices));
+      int const needed_vertices = most_vertices > layout.capacity ? most_vertices : 0;
       // Messages per (local rank, destination) this round.
       Kokkos::View<int*, memory_space> per_pair(
           Kokkos::view_alloc(space_, "sdot::travel::per_pair"), std::size_t(local) * size);
@@ -727,7 +733,8 @@ private:
   std::vector<std::int64_t> process_first_;
   struct FirstRound {
     bool valid = false;
-    int polygon_capacity = 0, msg_capacity = 0; // what the first round depends on
+    int polygon_capacity = 0; // of the pass
+    int most_vertices = 0;    // its largest message (> polygon_capacity: a polygon overflowed)
     Kokkos::View<int*, memory_space> next_rank;
     Rows results;
     Kokkos::View<int*, memory_space> overflow;
