@@ -352,7 +352,9 @@ public:
   TravelStatistics<memory_space> const& statistics() const { return statistics_; }
   loom::Capacity const& msg_capacity() const { return msg_capacity_; }
 
-private:
+  // The steps below are public only because CUDA's extended lambdas cannot live in private
+  // member functions; TravellingCells is an implementation detail of PowerDiagram.
+
   void build_boxes_and_trees(std::int64_t first_gid, std::int64_t total) {
     int const n = static_cast<int>(positions_.extent(0));
     auto box = bisect_into_boxes(space_, ranks_, positions_, first_gid, total);
@@ -648,78 +650,103 @@ private:
     return all;
   }
 
-  /// Each result goes to the process that holds its seed in its input block.
+  /// Each result goes to the process that holds its seed in its input block: those of this
+  /// process's seeds are written directly, the others go through loom::distribute.
   DistributedOutputs<memory_space> send_results_home(Rows const& results, std::int64_t first_gid,
                                                      int n) {
     int const count = static_cast<int>(results.extent(0));
     auto process_first = to_device("sdot::travel::process_first", process_first_);
     int const processes = ranks_.process_count(), local = ranks_.local_count();
+    int const process = ranks_.process_rank();
     Kokkos::View<int*, memory_space> dest(
         Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::travel::home"), count);
-    Kokkos::parallel_for(
-        "sdot::travel::home_rank", Policy(space_, 0, count), KOKKOS_LAMBDA(int i) {
-          auto const gid = static_cast<std::int64_t>(results(i, result_gid));
-          dest(i) = loom::detail::segment_of(process_first, processes, gid) * local;
-        });
-    auto home = loom::distribute(space_, ranks_, dest, results);
     long leaving = 0; // results that leave the rank where their cell finished
     Kokkos::parallel_reduce(
-        "sdot::travel::results_leaving", Policy(space_, 0, count),
+        "sdot::travel::home_rank", Policy(space_, 0, count),
         KOKKOS_LAMBDA(int i, long& c) {
-          c += dest(i) != static_cast<int>(results(i, result_rank));
+          auto const gid = static_cast<std::int64_t>(results(i, result_gid));
+          int const home = loom::detail::segment_of(process_first, processes, gid);
+          c += home * local != static_cast<int>(results(i, result_rank));
+          dest(i) = home == process ? -1 : home * local; // -1: written here
         },
         leaving);
     statistics_.bytes_sent += leaving * static_cast<long>(results.extent(1) * sizeof(double));
+    Rows const received = loom::distribute(space_, ranks_, dest, results).rows;
+
     DistributedOutputs<memory_space> out;
     out.measures =
         Kokkos::View<double*, memory_space>(Kokkos::view_alloc(space_, "sdot::measures"), n);
     out.centroids =
         Kokkos::View<double* [2], memory_space>(Kokkos::view_alloc(space_, "sdot::centroids"), n);
-    auto measures = out.measures;
-    auto centroids = out.centroids;
-    auto rows = home.rows;
-    Kokkos::parallel_for(
-        "sdot::travel::scatter_results", Policy(space_, 0, static_cast<int>(rows.extent(0))),
-        KOKKOS_LAMBDA(int i) {
-          auto const k = static_cast<std::int64_t>(rows(i, result_gid)) - first_gid;
-          measures(k) = rows(i, result_area);
-          centroids(k, 0) = rows(i, result_cx);
-          centroids(k, 1) = rows(i, result_cy);
-        });
-    if (with_polygons_) {
-      int const received = static_cast<int>(rows.extent(0));
+    if (with_polygons_)
       out.polygon_offsets = Kokkos::View<int*, memory_space>(
           Kokkos::view_alloc(space_, "sdot::polygons::offsets"), n + 1);
-      auto offsets = out.polygon_offsets;
-      Kokkos::parallel_for(
-          "sdot::travel::polygon_counts", Policy(space_, 0, received), KOKKOS_LAMBDA(int i) {
-            auto const k = static_cast<std::int64_t>(rows(i, result_gid)) - first_gid;
-            offsets(k) = static_cast<int>(rows(i, result_nb_vertices));
-          });
-      int const total = exclusive_scan(space_, "sdot::travel::polygon_offsets",
-                                       Kokkos::subview(offsets, Kokkos::make_pair(0, n)), offsets);
-      out.polygon_vertices = Kokkos::View<double* [2], memory_space>(
-          Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::polygons::vertices"),
-          total);
-      out.polygon_labels = Kokkos::View<int*, memory_space>(
-          Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::polygons::edge_sources"),
-          total);
-      auto vertices = out.polygon_vertices;
-      auto labels = out.polygon_labels;
-      Kokkos::parallel_for(
-          "sdot::travel::polygon_vertices", Policy(space_, 0, received), KOKKOS_LAMBDA(int i) {
-            auto const k = static_cast<std::int64_t>(rows(i, result_gid)) - first_gid;
-            int const nv = static_cast<int>(rows(i, result_nb_vertices));
-            for (int v = 0; v < nv; ++v) {
-              vertices(offsets(k) + v, 0) = rows(i, result_first_vertex + 3 * v);
-              vertices(offsets(k) + v, 1) = rows(i, result_first_vertex + 3 * v + 1);
-              labels(offsets(k) + v) = static_cast<int>(rows(i, result_first_vertex + 3 * v + 2));
-            }
-          });
-    }
+    // The rows of this process's seeds: those kept here (dest −1), then those received.
+    ResultScatter scatter{results, dest, first_gid, out};
+    Kokkos::parallel_for("sdot::travel::scatter_kept_results", Policy(space_, 0, count), scatter);
+    scatter.rows = received;
+    scatter.dest = {};
+    Kokkos::parallel_for("sdot::travel::scatter_received_results",
+                         Policy(space_, 0, static_cast<int>(received.extent(0))), scatter);
+    if (!with_polygons_)
+      return out;
+    auto offsets = out.polygon_offsets;
+    int const total = exclusive_scan(space_, "sdot::travel::polygon_offsets",
+                                     Kokkos::subview(offsets, Kokkos::make_pair(0, n)), offsets);
+    out.polygon_vertices = Kokkos::View<double* [2], memory_space>(
+        Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::polygons::vertices"), total);
+    out.polygon_labels = Kokkos::View<int*, memory_space>(
+        Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::polygons::edge_sources"),
+        total);
+    PolygonScatter polygons{results, dest, first_gid, out};
+    Kokkos::parallel_for("sdot::travel::scatter_kept_polygons", Policy(space_, 0, count), polygons);
+    polygons.rows = received;
+    polygons.dest = {};
+    Kokkos::parallel_for("sdot::travel::scatter_received_polygons",
+                         Policy(space_, 0, static_cast<int>(received.extent(0))), polygons);
     return out;
   }
 
+  /// Writes result rows into the outputs (rows with dest(i) ≥ 0 are skipped, when dest is
+  /// given): measures, centroids and, with polygons, vertex counts.
+  struct ResultScatter {
+    Rows rows;
+    Kokkos::View<int const*, memory_space> dest;
+    std::int64_t first_gid;
+    DistributedOutputs<memory_space> out;
+    KOKKOS_FUNCTION void operator()(int i) const {
+      if (dest.extent(0) && dest(i) >= 0)
+        return;
+      auto const k = static_cast<std::int64_t>(rows(i, result_gid)) - first_gid;
+      out.measures(k) = rows(i, result_area);
+      out.centroids(k, 0) = rows(i, result_cx);
+      out.centroids(k, 1) = rows(i, result_cy);
+      if (out.polygon_offsets.extent(0))
+        out.polygon_offsets(k) = static_cast<int>(rows(i, result_nb_vertices));
+    }
+  };
+
+  /// Writes the polygons of result rows (offsets known), skipping as ResultScatter does.
+  struct PolygonScatter {
+    Rows rows;
+    Kokkos::View<int const*, memory_space> dest;
+    std::int64_t first_gid;
+    DistributedOutputs<memory_space> out;
+    KOKKOS_FUNCTION void operator()(int i) const {
+      if (dest.extent(0) && dest(i) >= 0)
+        return;
+      auto const k = static_cast<std::int64_t>(rows(i, result_gid)) - first_gid;
+      int const first = out.polygon_offsets(k);
+      int const nv = static_cast<int>(rows(i, result_nb_vertices));
+      for (int v = 0; v < nv; ++v) {
+        out.polygon_vertices(first + v, 0) = rows(i, result_first_vertex + 3 * v);
+        out.polygon_vertices(first + v, 1) = rows(i, result_first_vertex + 3 * v + 1);
+        out.polygon_labels(first + v) = static_cast<int>(rows(i, result_first_vertex + 3 * v + 2));
+      }
+    }
+  };
+
+private:
   ExecutionSpace space_;
   loom::Ranks ranks_;
   Kokkos::View<double const* [2], memory_space> positions_;
