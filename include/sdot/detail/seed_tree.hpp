@@ -165,21 +165,17 @@ build_seed_tree(ExecutionSpace const& space, Kokkos::View<double const* [2], Mem
 
   // Hilbert keys on a 2^16 × 2^16 grid over the seeds' bounding box.
   constexpr int bits = 16;
-  Kokkos::MinMaxScalar<double> bx, by;
-  Kokkos::parallel_reduce(
-      "sdot::tree::bounds_x", Policy(space, 0, n),
-      KOKKOS_LAMBDA(int i, Kokkos::MinMaxScalar<double>& r) {
-        r.min_val = loom::compat::min(r.min_val, positions(i, 0));
-        r.max_val = loom::compat::max(r.max_val, positions(i, 0));
-      },
-      Kokkos::MinMax<double>(bx));
-  Kokkos::parallel_reduce(
-      "sdot::tree::bounds_y", Policy(space, 0, n),
-      KOKKOS_LAMBDA(int i, Kokkos::MinMaxScalar<double>& r) {
-        r.min_val = loom::compat::min(r.min_val, positions(i, 1));
-        r.max_val = loom::compat::max(r.max_val, positions(i, 1));
-      },
-      Kokkos::MinMax<double>(by));
+  Kokkos::MinMaxScalar<double> bounds[2];
+  for (int axis = 0; axis < 2; ++axis)
+    Kokkos::parallel_reduce(
+        "sdot::tree::bounds", Policy(space, 0, n),
+        KOKKOS_LAMBDA(int i, Kokkos::MinMaxScalar<double>& r) {
+          r.min_val = loom::compat::min(r.min_val, positions(i, axis));
+          r.max_val = loom::compat::max(r.max_val, positions(i, axis));
+        },
+        Kokkos::MinMax<double>(bounds[axis]));
+  Kokkos::MinMaxScalar<double> const& bx = bounds[0];
+  Kokkos::MinMaxScalar<double> const& by = bounds[1];
   double const x0 = bx.min_val, y0 = by.min_val;
   double const extent = loom::compat::max(bx.max_val - bx.min_val, by.max_val - by.min_val);
   double const scale = extent > 0 ? ((1 << bits) - 1) / extent : 0;

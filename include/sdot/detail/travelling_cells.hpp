@@ -682,12 +682,14 @@ public:
       out.polygon_offsets = Kokkos::View<int*, memory_space>(
           Kokkos::view_alloc(space_, "sdot::polygons::offsets"), n + 1);
     // The rows of this process's seeds: those kept here (dest −1), then those received.
-    ResultScatter scatter{results, dest, first_gid, out};
-    Kokkos::parallel_for("sdot::travel::scatter_kept_results", Policy(space_, 0, count), scatter);
-    scatter.rows = received;
-    scatter.dest = {};
-    Kokkos::parallel_for("sdot::travel::scatter_received_results",
-                         Policy(space_, 0, static_cast<int>(received.extent(0))), scatter);
+    auto scatter = [&](char const* label, bool vertices) {
+      ResultScatter kept{results, dest, first_gid, out, vertices};
+      Kokkos::parallel_for(std::string(label) + "_kept", Policy(space_, 0, count), kept);
+      ResultScatter arrived{received, {}, first_gid, out, vertices};
+      Kokkos::parallel_for(std::string(label) + "_received",
+                           Policy(space_, 0, static_cast<int>(received.extent(0))), arrived);
+    };
+    scatter("sdot::travel::scatter_results", false);
     if (!with_polygons_)
       return out;
     auto offsets = out.polygon_offsets;
@@ -698,44 +700,31 @@ public:
     out.polygon_labels = Kokkos::View<int*, memory_space>(
         Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::polygons::edge_sources"),
         total);
-    PolygonScatter polygons{results, dest, first_gid, out};
-    Kokkos::parallel_for("sdot::travel::scatter_kept_polygons", Policy(space_, 0, count), polygons);
-    polygons.rows = received;
-    polygons.dest = {};
-    Kokkos::parallel_for("sdot::travel::scatter_received_polygons",
-                         Policy(space_, 0, static_cast<int>(received.extent(0))), polygons);
+    scatter("sdot::travel::scatter_polygons", true);
     return out;
   }
 
-  /// Writes result rows into the outputs (rows with dest(i) ≥ 0 are skipped, when dest is
-  /// given): measures, centroids and, with polygons, vertex counts.
+  /// Writes result rows into the outputs, skipping the rows with dest(i) ≥ 0 when dest is
+  /// given: measures, centroids and, with polygons, vertex counts; or, with `vertices` (once
+  /// the offsets are known), the polygons' vertices and edge sources.
   struct ResultScatter {
     Rows rows;
     Kokkos::View<int const*, memory_space> dest;
     std::int64_t first_gid;
     DistributedOutputs<memory_space> out;
+    bool vertices = false;
     KOKKOS_FUNCTION void operator()(int i) const {
       if (dest.extent(0) && dest(i) >= 0)
         return;
       auto const k = static_cast<std::int64_t>(rows(i, result_gid)) - first_gid;
-      out.measures(k) = rows(i, result_area);
-      out.centroids(k, 0) = rows(i, result_cx);
-      out.centroids(k, 1) = rows(i, result_cy);
-      if (out.polygon_offsets.extent(0))
-        out.polygon_offsets(k) = static_cast<int>(rows(i, result_nb_vertices));
-    }
-  };
-
-  /// Writes the polygons of result rows (offsets known), skipping as ResultScatter does.
-  struct PolygonScatter {
-    Rows rows;
-    Kokkos::View<int const*, memory_space> dest;
-    std::int64_t first_gid;
-    DistributedOutputs<memory_space> out;
-    KOKKOS_FUNCTION void operator()(int i) const {
-      if (dest.extent(0) && dest(i) >= 0)
+      if (!vertices) {
+        out.measures(k) = rows(i, result_area);
+        out.centroids(k, 0) = rows(i, result_cx);
+        out.centroids(k, 1) = rows(i, result_cy);
+        if (out.polygon_offsets.extent(0))
+          out.polygon_offsets(k) = static_cast<int>(rows(i, result_nb_vertices));
         return;
-      auto const k = static_cast<std::int64_t>(rows(i, result_gid)) - first_gid;
+      }
       int const first = out.polygon_offsets(k);
       int const nv = static_cast<int>(rows(i, result_nb_vertices));
       for (int v = 0; v < nv; ++v) {
