@@ -3,6 +3,8 @@
 // (instruction counts per cell are stable on a loaded machine, wall times are not).
 //   N      number of seeds (default 1e5)
 //   cloud  uniform (weights U[0, 1/N]) or clustered (default uniform)
+//   weights.bin  optional: N doubles replacing the cloud's weights (say, weights that solve
+//                an optimal transport problem, whose spread makes cells cost more)
 #include "bench_clouds.hpp"
 
 #include <Kokkos_Timer.hpp>
@@ -18,7 +20,18 @@ int main(int argc, char* argv[]) {
     Kokkos::ScopeGuard kokkos(argc, argv);
     int const n = argc > 1 ? std::atoi(argv[1]) : 100000;
     std::string const kind = argc > 2 ? argv[2] : "uniform";
-    auto const cloud = sdot_bench::make_cloud(kind, n);
+    auto cloud = sdot_bench::make_cloud(kind, n);
+    if (argc > 3) {
+      std::FILE* file = std::fopen(argv[3], "rb");
+      bool const read =
+          file && std::fread(cloud.w.data(), sizeof(double), n, file) == std::size_t(n);
+      if (file)
+        std::fclose(file);
+      if (!read) {
+        std::fprintf(stderr, "cannot read %d weights from %s\n", n, argv[3]);
+        MPI_Abort(MPI_COMM_WORLD, 1);
+      }
+    }
     auto positions = sdot_test::positions_view(cloud);
     auto weights = sdot_test::weights_view(cloud);
     Kokkos::Timer timer;
