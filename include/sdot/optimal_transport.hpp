@@ -2,8 +2,10 @@
 /// @file
 /// Semi-discrete optimal transport: the weights for which every cell of a power diagram holds
 /// a prescribed mass, by a damped Newton method (Kitagawa–Mérigot–Thibert) whose linear
-/// systems are solved by a Jacobi-preconditioned conjugate gradient.
+/// systems are solved by a preconditioned conjugate gradient (multilevel aggregation, or
+/// Jacobi).
 
+#include <sdot/detail/aggregation_multigrid.hpp>
 #include <sdot/detail/conjugate_gradient.hpp>
 #include <sdot/jacobian.hpp>
 #include <sdot/power_diagram.hpp>
@@ -35,6 +37,16 @@ struct NewtonProgress {
   double seconds = 0;       ///< since the start of the solve
 };
 
+/// Preconditioners of the linear solves.
+enum class CgPreconditioner {
+  /// The diagonal (iterations grow like √N).
+  jacobi,
+  /// Block Jacobi over processes, each block by one V-cycle of a multilevel aggregation
+  /// (Z-order aggregates, Galerkin coarse matrices, damped Jacobi smoothing): iterations grow
+  /// slowly with N (docs/transport.md).
+  aggregation,
+};
+
 /// Options of the transport solver.
 struct OptimalTransportOptions {
   /// Stop when |m_i − target_i| ≤ tol × (area of the domain) for every cell i.
@@ -59,6 +71,10 @@ struct OptimalTransportOptions {
   double max_cg_tol = 0.01;
   /// Conjugate-gradient iterations per Newton step at most.
   int max_cg = 20000;
+  /// Preconditioner of the conjugate gradient.
+  CgPreconditioner preconditioner = CgPreconditioner::aggregation;
+  /// Settings of CgPreconditioner::aggregation.
+  detail::AggregationOptions aggregation;
   /// Called after every Newton step (and once for the initial weights) on every process.
   std::function<void(NewtonProgress const&)> progress;
 };
@@ -100,7 +116,9 @@ public:
   OneProcessCells(ExecutionSpace const& space, positions_type positions,
                   std::vector<HalfSpace> boundaries, PowerDiagramOptions options = {})
       : space_(space), positions_(positions), boundaries_(std::move(boundaries)), options_(options),
-        area_(domain_polygon(boundaries_).area) {}
+        area_(domain_polygon(boundaries_).area) {
+    options_.keep_polygons = true; // the Jacobian uses the polygons of the last evaluation
+  }
 
   ExecutionSpace const& execution_space_instance() const { return space_; }
   /// The processes: here one.
@@ -116,7 +134,8 @@ public:
   }
   /// Areas of this process's cells.
   scalars_type measures() { return diagram().measures(); }
-  /// This process's cells; edge sources in global seed numbering.
+  /// This process's cells; edge sources in global seed numbering (those built with the
+  /// measures: PowerDiagramOptions::keep_polygons is set).
   CellPolygons<memory_space> cell_polygons() { return diagram().cell_polygons(); }
   /// Centroids of this process's cells.
   positions_type centroids() { return diagram().centroids(); }
@@ -156,7 +175,9 @@ public:
               PowerDiagramOptions options = {}, ExecutionSpace const& space = ExecutionSpace{})
       : space_(space), ranks_(std::move(ranks)), positions_(positions),
         boundaries_(std::move(boundaries)), options_(options),
-        area_(domain_polygon(boundaries_).area) {}
+        area_(domain_polygon(boundaries_).area) {
+    options_.keep_polygons = true; // the Jacobian uses the polygons of the last evaluation
+  }
 
   ExecutionSpace const& execution_space_instance() const { return space_; }
   loom::Ranks const& ranks() const { return ranks_; }
@@ -333,9 +354,10 @@ void linear_combination(ExecutionSpace const& space, Out const& out, A const& a,
 ///
 /// Damped Newton (Kitagawa, Mérigot, Thibert 2019): each step solves J δ = target − m on the
 /// zero-mean subspace (J, the Jacobian of the measures, has the constants in its kernel) by a
-/// Jacobi-preconditioned conjugate gradient, then halves the step until every cell keeps
-/// options.min_mass_fraction × min_j min(target_j, m_j(initial weights)) and the Euclidean
-/// error decreases by 1 − step/2 (the first step tried is twice the last one taken, at most 1).
+/// preconditioned conjugate gradient (options.preconditioner), then halves the step until
+/// every cell keeps options.min_mass_fraction × min_j min(target_j, m_j(initial weights)) and
+/// the Euclidean error decreases by 1 − step/2 (the first step tried is twice the last one
+/// taken, at most 1).
 /// Steps have zero mean: the mean of the weights stays that of the initial weights.
 ///
 /// @param cells the diagram (OneProcessCells, or a type with the same members)
@@ -365,10 +387,15 @@ solve_optimal_transport(Cells& cells,
   if (!(options.tol > 0) || !(options.min_mass_fraction > 0 && options.min_mass_fraction < 1) ||
       !(options.cg_tol > 0 && options.cg_tol < 1) ||
       !(options.max_cg_tol >= options.cg_tol && options.max_cg_tol < 1) || options.max_newton < 0 ||
-      options.max_halvings < 0 || options.max_cg < 1)
+      options.max_halvings < 0 || options.max_cg < 1 || options.aggregation.aggregate_size < 2 ||
+      options.aggregation.coarsest_size < 1 || options.aggregation.sweeps < 1 ||
+      !(options.aggregation.omega > 0 && options.aggregation.omega <= 1) ||
+      !(options.aggregation.coarse_scale > 0 && options.aggregation.coarse_scale < 2))
     throw std::invalid_argument(
         "sdot::OptimalTransport: options need tol > 0, 0 < min_mass_fraction < 1, 0 < cg_tol < 1, "
-        "cg_tol ≤ max_cg_tol < 1, max_newton ≥ 0, max_halvings ≥ 0, max_cg ≥ 1");
+        "cg_tol ≤ max_cg_tol < 1, max_newton ≥ 0, max_halvings ≥ 0, max_cg ≥ 1, and for the "
+        "aggregation preconditioner aggregate_size ≥ 2, coarsest_size ≥ 1, sweeps ≥ 1, "
+        "0 < omega ≤ 1, 0 < coarse_scale < 2");
   detail::validate_target_masses(space, ranks, n, targets, area);
   bool const given = initial_weights.data() != nullptr || initial_weights.extent(0) > 0;
   if (given && static_cast<int>(initial_weights.extent(0)) != n)
@@ -429,6 +456,10 @@ solve_optimal_transport(Cells& cells,
   // Eisenstat–Walker (choice 2, γ = 0.9, α = 2): η_k = γ (|F_k| / |F_{k−1}|)², safeguarded by
   // γ η_{k−1}² when that is above 0.1; |F| = |m − t|₂.
   double forcing = options.max_cg_tol, previous_error = error[1];
+  // Aggregates of the multilevel preconditioner: the seeds in Z order (they do not move).
+  Kokkos::View<int*, memory_space> order;
+  if (options.preconditioner == CgPreconditioner::aggregation)
+    order = detail::morton_order(space, Kokkos::View<double const* [2], memory_space>(positions));
   while (error[0] > options.tol * area) {
     if (stats.newton_iterations >= options.max_newton) {
       std::ostringstream msg;
@@ -458,8 +489,19 @@ solve_optimal_transport(Cells& cells,
                                                       detail::local_sum(space, measures)) /
                         double(blocks.global_size());
     detail::linear_combination(space, rhs, targets, -1.0, measures, -mean);
-    auto const cg = detail::conjugate_gradient(space, ranks, jacobian.extended, jacobian.halo,
-                                               jacobian.diagonal, rhs, delta, eta, options.max_cg);
+    detail::ConjugateGradientResult cg;
+    if (options.preconditioner == CgPreconditioner::aggregation) {
+      detail::AggregationMultigrid<ExecutionSpace> multigrid(
+          space, jacobian.extended, jacobian.diagonal, order, ranks.process_count() == 1,
+          options.aggregation);
+      multigrid.project_constants = true; // J's kernel: the constants
+      cg = detail::conjugate_gradient(space, ranks, jacobian.extended, jacobian.halo,
+                                      jacobian.diagonal, rhs, delta, eta, options.max_cg,
+                                      &multigrid);
+    } else {
+      cg = detail::conjugate_gradient(space, ranks, jacobian.extended, jacobian.halo,
+                                      jacobian.diagonal, rhs, delta, eta, options.max_cg);
+    }
     stats.cg_iterations += cg.iterations;
     double const delta_mean =
         detail::global_sum(ranks, detail::local_sum(space, delta)) / double(blocks.global_size());

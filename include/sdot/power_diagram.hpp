@@ -6,6 +6,7 @@
 #include <loom/spread.hpp>
 
 #include <sdot/detail/cells.hpp>
+#include <sdot/detail/kept_polygons.hpp>
 #include <sdot/detail/scan.hpp>
 #include <sdot/detail/travelling_cells.hpp>
 #include <sdot/detail/validate.hpp>
@@ -35,6 +36,11 @@ struct PowerDiagramOptions {
   int vertex_capacity = 32;
   /// Largest number of seeds in a leaf of the spatial index.
   int leaf_size = 8;
+  /// Keep the polygons built with the measures, so that cell_polygons() does not build the
+  /// cells again (one box: slots of 16 vertices per cell, 320 bytes per seed, written by the
+  /// measures pass; travelling cells: the polygons come back with the measures). The
+  /// transport solver sets it.
+  bool keep_polygons = false;
 };
 
 /// What a computation did, for users and benchmarks.
@@ -171,11 +177,21 @@ public:
       return outputs_.centroids;
   }
 
-  /// The cells as polygons (computed on each call). With spread input, the cells of this
-  /// process's seeds, in its input order; edge sources are global seed indices (this
-  /// process's seed i is global seed first_global_index() + i). Collective when spread.
+  /// The cells as polygons (computed on each call, unless options().keep_polygons). With
+  /// spread input, the cells of this process's seeds, in its input order; edge sources are
+  /// global seed indices (this process's seed i is global seed first_global_index() + i).
+  /// Collective when spread (unless the polygons were kept).
   CellPolygons<memory_space> cell_polygons() {
     compute();
+    if (kept_polygons_.offsets.extent(0))
+      return kept_polygons_;
+    if (ranks_.size() == 1 && kept_.capacity > 0) {
+      detail::kept_cell_polygons(space_, tree_, const_domain_vertices(), const_domain_labels(),
+                                 outputs_.vertex_counts, kept_, kept_polygons_.offsets,
+                                 kept_polygons_.vertices, kept_polygons_.edge_sources);
+      kept_ = {};
+      return kept_polygons_;
+    }
     if (ranks_.size() > 1) {
       std::map<std::string, double> seconds;
       auto out = travelling_->run(seconds, true);
@@ -297,8 +313,13 @@ private:
         Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::centroids"), n);
     outputs_.vertex_counts = Kokkos::View<int*, memory_space>(
         Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::vertex_counts"), n);
-    auto report = detail::build_cells(space_, tree_, const_domain_vertices(), const_domain_labels(),
-                                      options_.vertex_capacity, outputs_);
+    auto report =
+        options_.keep_polygons
+            ? detail::build_cells_keeping_polygons(space_, tree_, const_domain_vertices(),
+                                                   const_domain_labels(), options_.vertex_capacity,
+                                                   outputs_, kept_)
+            : detail::build_cells(space_, tree_, const_domain_vertices(), const_domain_labels(),
+                                  options_.vertex_capacity, outputs_);
     space_.fence();
     statistics_.seconds["cells"] = phase.seconds();
     statistics_.overflowed_cells = report.overflowed_cells;
@@ -311,7 +332,9 @@ private:
       travelling_ = std::make_shared<detail::TravellingCells<ExecutionSpace>>(
           space_, ranks_, positions_, weights_, const_domain_vertices(), const_domain_labels(),
           options_.leaf_size, options_.msg_capacity, options_.inbox_capacity);
-    auto out = travelling_->run(statistics_.seconds);
+    auto out = travelling_->run(statistics_.seconds, options_.keep_polygons);
+    if (options_.keep_polygons)
+      kept_polygons_ = {out.polygon_offsets, out.polygon_vertices, out.polygon_labels};
     outputs_.measures = out.measures;
     outputs_.centroids = out.centroids;
     auto const& t = travelling_->statistics();
@@ -337,6 +360,8 @@ private:
   std::shared_ptr<detail::TravellingCells<ExecutionSpace>> travelling_;
   detail::SeedTree<memory_space> tree_;
   detail::CellOutputs<memory_space> outputs_;
+  detail::SlotPolygons<memory_space> kept_;  ///< keep_polygons, one box: until compacted
+  CellPolygons<memory_space> kept_polygons_; ///< keep_polygons: the polygons, once known
   PowerDiagramStatistics statistics_;
   std::int64_t first_global_index_ = 0;
   bool computed_ = false;

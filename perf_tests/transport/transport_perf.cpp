@@ -5,7 +5,10 @@
 //   sdot_transport_perf [N ...]            (default: 10000 100000)
 //   sdot_transport_perf --verbose [N ...]  (also every Newton step, on stderr)
 //   --cloud uniform|clustered: one cloud only; --max-cg-tol X: the loosest forcing term;
-//   --fixed-cg-tol: the fixed cg_tol of earlier versions instead of forcing terms
+//   --fixed-cg-tol: the fixed cg_tol of earlier versions instead of forcing terms;
+//   --cg-tol X: the tightest forcing term (cg_tol)
+//   --jacobi: the Jacobi preconditioner instead of the multilevel aggregation;
+//   --aggregate-size K, --sweeps S, --omega W, --coarse-scale A, --coarsest-size M: its settings
 //
 // One JSON line per case on stdout. Not a pass/fail test: see docs/transport.md for targets.
 #include <bench_clouds.hpp>
@@ -46,6 +49,17 @@ void run(std::string const& kind, int n, bool verbose, sdot::OptimalTransportOpt
     measure_seconds.push_back(timer.seconds());
   }
   double const one_measure = median(measure_seconds);
+  // The same with the polygons kept (what the solver's evaluations do).
+  std::vector<double> keep_seconds;
+  for (int k = 0; k < 3; ++k) {
+    Kokkos::Timer timer;
+    sdot::PowerDiagramOptions keep;
+    keep.keep_polygons = true;
+    sdot::PowerDiagram<> pd(positions, zero, domain, keep);
+    pd.measures();
+    Kokkos::fence();
+    keep_seconds.push_back(timer.seconds());
+  }
 
   Kokkos::View<double*> targets("perf::targets", n);
   Kokkos::deep_copy(targets, 1.0 / n);
@@ -72,13 +86,17 @@ void run(std::string const& kind, int n, bool verbose, sdot::OptimalTransportOpt
     Kokkos::fence();
     solution_seconds.push_back(t.seconds());
   }
-  std::printf("{\"cloud\": \"%s\", \"n\": %d, \"newton_iterations\": %d, \"cg_iterations\": %d, "
+  std::printf("{\"cloud\": \"%s\", \"preconditioner\": \"%s\", \"n\": %d, \"newton_iterations\": "
+              "%d, \"cg_iterations\": %d, "
               "\"diagram_evaluations\": %d, \"max_error\": %.3e, \"seconds\": %.3f, "
               "\"linear_seconds\": %.3f, "
               "\"measures_seconds\": %.4f, \"ratio_to_measures\": %.2f, "
+              "\"measures_seconds_keeping_polygons\": %.4f, "
               "\"measures_seconds_at_solution\": %.4f}\n",
-              kind.c_str(), n, s.newton_iterations, s.cg_iterations, s.diagram_evaluations,
-              s.max_error, seconds, s.linear_seconds, one_measure, seconds / one_measure,
+              kind.c_str(),
+              options.preconditioner == sdot::CgPreconditioner::jacobi ? "jacobi" : "aggregation",
+              n, s.newton_iterations, s.cg_iterations, s.diagram_evaluations, s.max_error, seconds,
+              s.linear_seconds, one_measure, seconds / one_measure, median(keep_seconds),
               median(solution_seconds));
   std::fflush(stdout);
 }
@@ -101,6 +119,20 @@ int main(int argc, char* argv[]) {
         options.max_cg_tol = std::stod(argv[++a]);
       else if (arg == "--fixed-cg-tol")
         options.adaptive_cg_tol = false;
+      else if (arg == "--cg-tol" && a + 1 < argc)
+        options.cg_tol = std::stod(argv[++a]);
+      else if (arg == "--jacobi")
+        options.preconditioner = sdot::CgPreconditioner::jacobi;
+      else if (arg == "--aggregate-size" && a + 1 < argc)
+        options.aggregation.aggregate_size = std::stoi(argv[++a]);
+      else if (arg == "--sweeps" && a + 1 < argc)
+        options.aggregation.sweeps = std::stoi(argv[++a]);
+      else if (arg == "--omega" && a + 1 < argc)
+        options.aggregation.omega = std::stod(argv[++a]);
+      else if (arg == "--coarse-scale" && a + 1 < argc)
+        options.aggregation.coarse_scale = std::stod(argv[++a]);
+      else if (arg == "--coarsest-size" && a + 1 < argc)
+        options.aggregation.coarsest_size = std::stoi(argv[++a]);
       else if (arg == "--cloud" && a + 1 < argc)
         kinds = {argv[++a]};
       else

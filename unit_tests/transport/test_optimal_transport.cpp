@@ -195,3 +195,180 @@ TEST(OptimalTransport, RefusesAnEmptyStartingCell) {
     EXPECT_NE(std::string(e.what()).find("cell 12 is empty"), std::string::npos) << e.what();
   }
 }
+
+namespace {
+
+// A seed in the middle of a ring of `ring` seeds: its cell has `ring` vertices, more than the
+// first pass's 16 when vertex_capacity = 16 (a rebuilt cell).
+Cloud ring_cloud(int ring) {
+  Cloud c;
+  c.x.push_back({0.5, 0.5});
+  for (int k = 0; k < ring; ++k) {
+    double const a = 2 * M_PI * k / ring;
+    c.x.push_back({0.5 + 0.3 * std::cos(a), 0.5 + 0.3 * std::sin(a)});
+  }
+  for (int k = 0; k < 40; ++k)
+    c.x.push_back({0.02 + 0.96 * ((k * 37) % 41) / 41.0, k < 20 ? 0.05 : 0.95});
+  c.w.assign(c.x.size(), 0.0);
+  return c;
+}
+
+void expect_same_polygons(
+    sdot::CellPolygons<Kokkos::DefaultExecutionSpace::memory_space> const& a,
+    sdot::CellPolygons<Kokkos::DefaultExecutionSpace::memory_space> const& b) {
+  auto const ao = to_vector(a.offsets), bo = to_vector(b.offsets);
+  ASSERT_EQ(ao, bo);
+  auto const as = to_vector(a.edge_sources), bs = to_vector(b.edge_sources);
+  ASSERT_EQ(as, bs);
+  auto av = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), a.vertices);
+  auto bv = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), b.vertices);
+  ASSERT_EQ(av.extent(0), bv.extent(0));
+  for (std::size_t k = 0; k < av.extent(0); ++k) {
+    EXPECT_EQ(av(k, 0), bv(k, 0)) << "vertex " << k;
+    EXPECT_EQ(av(k, 1), bv(k, 1)) << "vertex " << k;
+  }
+}
+
+} // namespace
+
+TEST(OptimalTransport, KeptPolygonsAreThoseOfASecondBuild) {
+  auto clustered = clustered_cloud(800, 41);
+  for (std::size_t i = 0; i < clustered.w.size(); ++i)
+    clustered.w[i] = 1e-3 * std::sin(7.0 * i);
+  for (auto const& c : {clustered, ring_cloud(40), ring_cloud(24)})
+    for (int capacity : {16, 32})
+      for (int boxes : {1, 4}) {
+        sdot::PowerDiagramOptions plain;
+        plain.vertex_capacity = capacity;
+        plain.nb_boxes = boxes;
+        auto kept = plain;
+        kept.keep_polygons = true;
+        sdot::PowerDiagram<> a(positions_view(c), weights_view(c), unit_square(), plain);
+        sdot::PowerDiagram<> b(positions_view(c), weights_view(c), unit_square(), kept);
+        EXPECT_EQ(to_vector(a.measures()), to_vector(b.measures()));
+        if (boxes == 1 && capacity == 16 && c.x.size() < 100)
+          EXPECT_GT(b.statistics().overflowed_cells, 0);
+        expect_same_polygons(a.cell_polygons(), b.cell_polygons());
+        expect_same_polygons(a.cell_polygons(), b.cell_polygons()); // kept: a second call too
+      }
+}
+
+TEST(OptimalTransport, KeptPolygonsGiveTheResultOfRebuiltOnes) {
+  // OneProcessCells keeps the polygons of the last evaluation; ReplicatedCells (one process)
+  // builds them again for the Jacobian.
+  auto const c = clustered_cloud(500, 42);
+  auto const t = uniform_targets(c.x.size());
+  auto const targets = view_of(t);
+  sdot::OneProcessCells<> kept(Kokkos::DefaultExecutionSpace{}, positions_view(c), unit_square());
+  ReplicatedCells rebuilt(loom::Ranks{}, c, unit_square());
+  auto const a = sdot::solve_optimal_transport(kept, targets, {});
+  auto const b = sdot::solve_optimal_transport(rebuilt, targets, {});
+  EXPECT_EQ(a.statistics.newton_iterations, b.statistics.newton_iterations);
+  EXPECT_EQ(a.statistics.cg_iterations, b.statistics.cg_iterations);
+  auto const wa = to_vector(a.weights), wb = to_vector(b.weights);
+  double scale = 0;
+  for (double w : wa)
+    scale = std::fmax(scale, std::fabs(w));
+  for (std::size_t i = 0; i < wa.size(); ++i)
+    EXPECT_NEAR(wa[i], wb[i], 1e-10 * scale) << "seed " << i;
+}
+
+TEST(OptimalTransport, PreconditionersGiveTheSameWeights) {
+  auto const c = clustered_cloud(700, 43);
+  auto const t = uniform_targets(c.x.size());
+  sdot::OptimalTransportOptions jacobi;
+  jacobi.preconditioner = sdot::CgPreconditioner::jacobi;
+  sdot::OptimalTransportOptions aggregation;
+  aggregation.aggregation.coarsest_size = 32; // several levels at this size
+  auto const a = solve(c, t, unit_square(), {}, jacobi);
+  auto const b = solve(c, t, unit_square(), {}, aggregation);
+  auto const b2 = solve(c, t, unit_square(), {}, aggregation);
+  expect_transport(c, t, unit_square(), b, 1e-10);
+  EXPECT_LT(b.statistics.cg_iterations, a.statistics.cg_iterations);
+  double scale = 0;
+  for (double w : a.weights)
+    scale = std::fmax(scale, std::fabs(w));
+  for (std::size_t i = 0; i < c.x.size(); ++i) {
+    EXPECT_NEAR(a.weights[i], b.weights[i], 1e-8 * scale) << "seed " << i;
+    EXPECT_EQ(b.weights[i], b2.weights[i]) << "seed " << i; // deterministic
+  }
+  EXPECT_EQ(b.statistics.cg_iterations, b2.statistics.cg_iterations);
+}
+
+TEST(OptimalTransport, AggregationConjugateGradientMatchesADirectSolve) {
+  // J x = b on the zero-mean subspace (J singular): against Gaussian elimination with x_0
+  // pinned, then the mean removed.
+  using Space = Kokkos::DefaultExecutionSpace;
+  auto const c = uniform_cloud(300, 0, 44); // a Voronoi diagram: J's kernel = the constants
+  int const n = static_cast<int>(c.x.size());
+  sdot::PowerDiagram<> pd(positions_view(c), weights_view(c), unit_square());
+  auto const jacobian = sdot::measure_jacobian(pd, positions_view(c));
+  std::vector<double> b(n);
+  double mean = 0;
+  for (int i = 0; i < n; ++i)
+    mean += b[i] = std::sin(0.7 * i) + 0.3;
+  for (double& v : b)
+    v -= mean / n;
+  // Direct: rows/columns 1..n-1 (x_0 = 0), dense elimination with partial pivoting.
+  auto const entries = host_entries(jacobian.global);
+  int const m = n - 1;
+  std::vector<double> a(m * m, 0.0), rhs(b.begin() + 1, b.end());
+  for (auto const& [ij, v] : entries)
+    if (ij.first > 0 && ij.second > 0)
+      a[(ij.first - 1) * m + ij.second - 1] += v;
+  for (int k = 0; k < m; ++k) {
+    int p = k;
+    for (int i = k + 1; i < m; ++i)
+      if (std::fabs(a[i * m + k]) > std::fabs(a[p * m + k]))
+        p = i;
+    for (int j = 0; j < m; ++j)
+      std::swap(a[k * m + j], a[p * m + j]);
+    std::swap(rhs[k], rhs[p]);
+    for (int i = k + 1; i < m; ++i) {
+      double const f = a[i * m + k] / a[k * m + k];
+      for (int j = k; j < m; ++j)
+        a[i * m + j] -= f * a[k * m + j];
+      rhs[i] -= f * rhs[k];
+    }
+  }
+  std::vector<double> direct(n, 0.0);
+  for (int i = m - 1; i >= 0; --i) {
+    double s = rhs[i];
+    for (int j = i + 1; j < m; ++j)
+      s -= a[i * m + j] * direct[j + 1];
+    direct[i + 1] = s / a[i * m + i];
+  }
+  double direct_mean = 0, scale = 0;
+  for (double v : direct)
+    direct_mean += v / n;
+  for (double& v : direct) {
+    v -= direct_mean;
+    scale = std::fmax(scale, std::fabs(v));
+  }
+
+  Space space;
+  auto const order =
+      sdot::detail::morton_order(space, Kokkos::View<double const* [2]>(positions_view(c)));
+  sdot::detail::AggregationOptions options;
+  options.coarsest_size = 16;
+  sdot::detail::AggregationMultigrid<Space> multigrid(space, jacobian.extended, jacobian.diagonal,
+                                                      order, true, options);
+  multigrid.project_constants = true;
+  EXPECT_GE(multigrid.levels(), 3);
+  Kokkos::View<double*> x("test::x", n);
+  auto const result =
+      sdot::detail::conjugate_gradient(space, loom::Ranks{}, jacobian.extended, jacobian.halo,
+                                       jacobian.diagonal, view_of(b), x, 1e-12, 1000, &multigrid);
+  EXPECT_TRUE(result.converged);
+  auto xs = to_vector(x);
+  double x_mean = 0;
+  for (double v : xs)
+    x_mean += v / n;
+  for (int i = 0; i < n; ++i)
+    EXPECT_NEAR(xs[i] - x_mean, direct[i], 1e-8 * scale) << "row " << i;
+  Kokkos::View<double*> y("test::y", n);
+  auto const jacobi =
+      sdot::detail::conjugate_gradient(space, loom::Ranks{}, jacobian.extended, jacobian.halo,
+                                       jacobian.diagonal, view_of(b), y, 1e-12, 5000);
+  EXPECT_LT(result.iterations, jacobi.iterations);
+}

@@ -62,7 +62,8 @@ HostRows laplacian_rows(int k, int begin, int end, double shift) {
 }
 
 std::vector<double> solve_laplacian(loom::Ranks const& ranks, int k, int begin, int end,
-                                    std::vector<double> const& b_all, int* iterations) {
+                                    std::vector<double> const& b_all, int* iterations,
+                                    bool aggregation = false) {
   using Space = Kokkos::DefaultExecutionSpace;
   Space space;
   double const shift = 1e-3;
@@ -82,11 +83,55 @@ std::vector<double> solve_laplacian(loom::Ranks const& ranks, int k, int begin, 
   std::vector<double> diagonal(end - begin, 4 + shift);
   std::vector<double> b(b_all.begin() + begin, b_all.begin() + end);
   Kokkos::View<double*> x("test::x", end - begin);
-  auto result = sdot::detail::conjugate_gradient(space, ranks, matrix, halo, view_of(diagonal),
-                                                 view_of(b), x, 1e-12, 5000);
+  sdot::detail::ConjugateGradientResult result;
+  if (aggregation) {
+    // The grid points of this block as positions, in Z order; blocks of other processes
+    // coupled through the diagonal (block Jacobi).
+    std::vector<double> xy;
+    for (int g = begin; g < end; ++g) {
+      xy.push_back(g % k);
+      xy.push_back(g / k);
+    }
+    Kokkos::View<double* [2]> positions("test::positions", end - begin);
+    auto h = Kokkos::create_mirror_view(positions);
+    for (int i = 0; i < end - begin; ++i) {
+      h(i, 0) = xy[2 * i];
+      h(i, 1) = xy[2 * i + 1];
+    }
+    Kokkos::deep_copy(positions, h);
+    auto const order =
+        sdot::detail::morton_order(space, Kokkos::View<double const* [2]>(positions));
+    sdot::detail::AggregationOptions options;
+    options.coarsest_size = 20;
+    sdot::detail::AggregationMultigrid<Space> multigrid(space, matrix, view_of(diagonal), order,
+                                                        false, options);
+    result = sdot::detail::conjugate_gradient(space, ranks, matrix, halo, view_of(diagonal),
+                                              view_of(b), x, 1e-12, 5000, &multigrid);
+  } else {
+    result = sdot::detail::conjugate_gradient(space, ranks, matrix, halo, view_of(diagonal),
+                                              view_of(b), x, 1e-12, 5000);
+  }
   EXPECT_TRUE(result.converged);
   *iterations = result.iterations;
   return to_vector(x);
+}
+
+/// A known solution of the k × k Laplacian system and its right-hand side b = A x (computed
+/// on the host from every row).
+struct LaplacianProblem {
+  std::vector<double> x, b;
+};
+
+LaplacianProblem laplacian_problem(int k) {
+  int const n = k * k;
+  LaplacianProblem p{std::vector<double>(n), std::vector<double>(n, 0.0)};
+  for (int g = 0; g < n; ++g)
+    p.x[g] = std::sin(0.1 * g) + 0.01 * (g % 7);
+  auto all = laplacian_rows(k, 0, n, 1e-3);
+  for (int g = 0; g < n; ++g)
+    for (int e = all.row_map[g]; e < all.row_map[g + 1]; ++e)
+      p.b[g] += all.values[e] * p.x[all.columns[e]];
+  return p;
 }
 
 } // namespace
@@ -94,14 +139,7 @@ std::vector<double> solve_laplacian(loom::Ranks const& ranks, int k, int begin, 
 TEST(TransportMpi, ConjugateGradientWithHalo) {
   auto const ranks = world();
   int const k = 40, n = k * k;
-  // b = A x_true, computed on the host from every row.
-  std::vector<double> x_true(n), b(n, 0.0);
-  for (int g = 0; g < n; ++g)
-    x_true[g] = std::sin(0.1 * g) + 0.01 * (g % 7);
-  auto all = laplacian_rows(k, 0, n, 1e-3);
-  for (int g = 0; g < n; ++g)
-    for (int e = all.row_map[g]; e < all.row_map[g + 1]; ++e)
-      b[g] += all.values[e] * x_true[all.columns[e]];
+  auto const [x_true, b] = laplacian_problem(k);
   auto const block = block_of(n, ranks);
   int iterations = 0, serial_iterations = 0;
   auto const x =
@@ -116,6 +154,29 @@ TEST(TransportMpi, ConjugateGradientWithHalo) {
     EXPECT_NEAR(x[g], serial[g], 1e-10 * scale) << "row " << g;
   }
   EXPECT_NEAR(iterations, serial_iterations, 1);
+}
+
+TEST(TransportMpi, AggregationConjugateGradientWithHalo) {
+  auto const ranks = world();
+  int const k = 40, n = k * k;
+  auto const [x_true, b] = laplacian_problem(k);
+  auto const block = block_of(n, ranks);
+  int iterations = 0, again_iterations = 0, jacobi_iterations = 0;
+  auto const x = gather_blocks(
+      ranks, solve_laplacian(ranks, k, block.first, block.second, b, &iterations, true));
+  auto const again = gather_blocks(
+      ranks, solve_laplacian(ranks, k, block.first, block.second, b, &again_iterations, true));
+  solve_laplacian(ranks, k, block.first, block.second, b, &jacobi_iterations);
+  double scale = 0;
+  for (double v : x_true)
+    scale = std::fmax(scale, std::fabs(v));
+  ASSERT_EQ(x.size(), std::size_t(n));
+  for (int g = 0; g < n; ++g) {
+    EXPECT_NEAR(x[g], x_true[g], 1e-8 * scale) << "row " << g;
+    EXPECT_EQ(x[g], again[g]) << "row " << g; // deterministic
+  }
+  EXPECT_EQ(iterations, again_iterations);
+  EXPECT_LT(iterations, jacobi_iterations);
 }
 
 TEST(TransportMpi, JacobianEqualsOneProcess) {

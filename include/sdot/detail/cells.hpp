@@ -68,34 +68,14 @@ struct CellsReport {
   int final_capacity = 0;   ///< capacity of the last pass
 };
 
-/// Builds every cell of `tree` into `out`. `capacity` is the first pass's vertex capacity.
+/// Rebuilds the cells that overflowed a pass over `nb_items` items (`overflowed`, by item;
+/// `step.items` the pass's items, empty for every tree slot) at `capacity`, doubling it, until
+/// every cell fits. Counts the first pass's overflows in `report` when `count_overflows`.
 template <class ExecutionSpace, class MemorySpace>
-CellsReport build_cells(ExecutionSpace const& space, SeedTree<MemorySpace> const& tree,
-                        Kokkos::View<double const* [2], MemorySpace> domain_vertices,
-                        Kokkos::View<int const*, MemorySpace> domain_labels, int capacity,
-                        CellOutputs<MemorySpace> const& out) {
+void rebuild_overflowed_cells(ExecutionSpace const& space, CellsFunctor<MemorySpace> step,
+                              Kokkos::View<int*, MemorySpace> overflowed, int nb_items,
+                              int capacity, bool count_overflows, CellsReport& report) {
   using Policy = Kokkos::RangePolicy<ExecutionSpace>;
-  loom::compat::ScopedRegion region("sdot::build_cells");
-  int const n = tree.size;
-  CellsReport report;
-  Kokkos::View<int*, MemorySpace> overflowed(
-      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::cells::overflowed"), n);
-  int const domain_size = static_cast<int>(domain_vertices.extent(0));
-  int inline_capacity = capacity <= 16 ? 16 : capacity <= 32 ? 32 : capacity <= 64 ? 64 : 0;
-  if (inline_capacity < domain_size + 2)
-    inline_capacity = 0;
-  Kokkos::View<int*, MemorySpace> items;
-  int nb_items = n;
-  int next_capacity = capacity;
-  CellsFunctor<MemorySpace> step{tree, domain_vertices, domain_labels, items, out, overflowed};
-  if (inline_capacity > 0) {
-    for_each_cell(space, "sdot::cells::first_pass", step, n, inline_capacity);
-    next_capacity = 2 * inline_capacity;
-  } else {
-    Kokkos::deep_copy(space, overflowed, 1);
-    next_capacity = loom::compat::max(capacity, domain_size + 2);
-  }
-  report.final_capacity = inline_capacity;
   bool first = true;
   while (true) {
     // The items that overflowed, in order.
@@ -104,15 +84,15 @@ CellsReport build_cells(ExecutionSpace const& space, SeedTree<MemorySpace> const
         "sdot::cells::count_overflowed", Policy(space, 0, nb_items),
         KOKKOS_LAMBDA(int k, int& c) { c += overflowed(k); }, count);
     if (first) {
-      report.overflowed_cells = inline_capacity > 0 ? count : 0;
+      report.overflowed_cells = count_overflows ? count : 0;
       first = false;
     }
     if (count == 0)
-      break;
+      return;
     Kokkos::View<int*, MemorySpace> next_items(
         Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::cells::overflow_items"),
         count);
-    auto const previous_items = items;
+    auto const previous_items = step.items;
     Kokkos::parallel_scan(
         "sdot::cells::list_overflowed", Policy(space, 0, nb_items),
         KOKKOS_LAMBDA(int k, int& position, bool final) {
@@ -122,19 +102,46 @@ CellsReport build_cells(ExecutionSpace const& space, SeedTree<MemorySpace> const
             ++position;
           }
         });
-    items = next_items;
     nb_items = count;
-    if (next_capacity > (1 << 24))
+    if (capacity > (1 << 24))
       throw std::runtime_error("sdot: a cell needs more than 2^24 vertices");
     overflowed = Kokkos::View<int*, MemorySpace>(
         Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::cells::overflowed"), count);
-    step.items = items;
+    step.items = next_items;
     step.overflowed = overflowed;
-    for_each_cell(space, "sdot::cells::rebuild", step, count, next_capacity);
-    report.final_capacity = next_capacity;
+    for_each_cell(space, "sdot::cells::rebuild", step, count, capacity);
+    report.final_capacity = capacity;
     ++report.reruns;
-    next_capacity *= 2;
+    capacity *= 2;
   }
+}
+
+/// Builds every cell of `tree` into `out`. `capacity` is the first pass's vertex capacity.
+template <class ExecutionSpace, class MemorySpace>
+CellsReport build_cells(ExecutionSpace const& space, SeedTree<MemorySpace> const& tree,
+                        Kokkos::View<double const* [2], MemorySpace> domain_vertices,
+                        Kokkos::View<int const*, MemorySpace> domain_labels, int capacity,
+                        CellOutputs<MemorySpace> const& out) {
+  loom::compat::ScopedRegion region("sdot::build_cells");
+  int const n = tree.size;
+  CellsReport report;
+  Kokkos::View<int*, MemorySpace> overflowed(
+      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::cells::overflowed"), n);
+  int const domain_size = static_cast<int>(domain_vertices.extent(0));
+  int inline_capacity = capacity <= 16 ? 16 : capacity <= 32 ? 32 : capacity <= 64 ? 64 : 0;
+  if (inline_capacity < domain_size + 2)
+    inline_capacity = 0;
+  int next_capacity = capacity;
+  CellsFunctor<MemorySpace> step{tree, domain_vertices, domain_labels, {}, out, overflowed};
+  if (inline_capacity > 0) {
+    for_each_cell(space, "sdot::cells::first_pass", step, n, inline_capacity);
+    next_capacity = 2 * inline_capacity;
+  } else {
+    Kokkos::deep_copy(space, overflowed, 1);
+    next_capacity = loom::compat::max(capacity, domain_size + 2);
+  }
+  report.final_capacity = inline_capacity;
+  rebuild_overflowed_cells(space, step, overflowed, n, next_capacity, inline_capacity > 0, report);
   return report;
 }
 

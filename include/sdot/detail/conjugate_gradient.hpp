@@ -1,7 +1,8 @@
 #pragma once
-// Jacobi-preconditioned conjugate gradient on a matrix whose rows are spread over processes
-// (columns in extended numbering, see Halo), with Kokkos-Kernels SpMV and dot, and fused
-// vector updates.
+// Preconditioned conjugate gradient on a matrix whose rows are spread over processes
+// (columns in extended numbering, see Halo), with Kokkos-Kernels SpMV and dot: Jacobi with
+// fused vector updates, or any symmetric positive definite preconditioner with
+// apply(space, r, z) (z = M⁻¹ r, this process's rows), e.g. AggregationMultigrid.
 
 #include <sdot/detail/halo.hpp>
 
@@ -44,25 +45,54 @@ struct ConjugateGradientUpdate {
   }
 };
 
+/// No preconditioner object: Jacobi (the diagonal).
+struct JacobiPreconditioner {
+  bool project_constants = false;
+  template <class ExecutionSpace, class R, class Z>
+  void apply(ExecutionSpace const&, R const&, Z const&) const {}
+};
+
+/// v −= mean(v) over all processes (global_size rows in all).
+template <class ExecutionSpace, class V>
+void remove_mean(ExecutionSpace const& space, loom::Ranks const& ranks, V const& v,
+                 double global_size) {
+  using Policy = Kokkos::RangePolicy<ExecutionSpace>;
+  int const n = static_cast<int>(v.extent(0));
+  double local = 0;
+  Kokkos::parallel_reduce(
+      "sdot::cg::sum", Policy(space, 0, n), KOKKOS_LAMBDA(int i, double& s) { s += v(i); }, local);
+  double const mean = global_sum(ranks, local) / global_size;
+  Kokkos::parallel_for(
+      "sdot::cg::remove_mean", Policy(space, 0, n), KOKKOS_LAMBDA(int i) { v(i) -= mean; });
+}
+
 struct ConjugateGradientResult {
   int iterations = 0;
   double relative_residual = 0; ///< |r| / |b| at the end (Euclidean norms, global)
   bool converged = false;
 };
 
-/// Collective: solves A x = b by conjugate gradient preconditioned by diag(A)^{-1}, from
-/// x = 0, until |b − A x| ≤ tolerance |b| or `max_iterations`.
+/// Collective: solves A x = b by conjugate gradient preconditioned by diag(A)^{-1} (or by
+/// `preconditioner` when given), from x = 0, until |b − A x| ≤ tolerance |b| or
+/// `max_iterations`.
 ///
 /// A must be symmetric positive semi-definite with b in its range (for the Jacobian of the
 /// measures: b orthogonal to the constants); x then has an arbitrary constant part.
 /// `matrix` holds this process's rows, columns in extended numbering (own rows, then the
 /// halo's); x and b hold this process's rows. Dot products are sums of per-process partials
 /// added in process order (identical bits on every process).
-template <class ExecutionSpace, class Matrix, class Diagonal, class Rhs, class Solution>
-ConjugateGradientResult
-conjugate_gradient(ExecutionSpace const& space, loom::Ranks const& ranks, Matrix const& matrix,
-                   Halo<ExecutionSpace> const& halo, Diagonal const& diagonal, Rhs const& b,
-                   Solution const& x, double tolerance, int max_iterations) {
+///
+/// With `preconditioner->project_constants` (A's kernel is the constants: the Jacobian of the
+/// measures), the preconditioner is applied as Π M⁻¹ Π, Π removing the mean: otherwise the
+/// rounding-level mean of the residual, amplified by M⁻¹, makes x drift along the constants
+/// and the residual blow up once it is small (seen at relative residuals ~1e-5).
+template <class ExecutionSpace, class Matrix, class Diagonal, class Rhs, class Solution,
+          class Preconditioner = JacobiPreconditioner>
+ConjugateGradientResult conjugate_gradient(ExecutionSpace const& space, loom::Ranks const& ranks,
+                                           Matrix const& matrix, Halo<ExecutionSpace> const& halo,
+                                           Diagonal const& diagonal, Rhs const& b,
+                                           Solution const& x, double tolerance, int max_iterations,
+                                           Preconditioner const* preconditioner = nullptr) {
   using memory_space = typename ExecutionSpace::memory_space;
   using Vector = Kokkos::View<double*, Kokkos::LayoutLeft, memory_space>;
   using Policy = Kokkos::RangePolicy<ExecutionSpace>;
@@ -82,8 +112,20 @@ conjugate_gradient(ExecutionSpace const& space, loom::Ranks const& ranks, Matrix
         double const d = diagonal(i);
         inverse_diagonal(i) = d > 0 ? 1 / d : 1;
         z(i) = inverse_diagonal(i) * r(i);
-        p(i) = z(i);
       });
+  bool const project = preconditioner && preconditioner->project_constants;
+  double const global_size = project ? global_sum(ranks, double(n)) : 0.0;
+  auto precondition = [&] {
+    if (project)
+      remove_mean(space, ranks, r, global_size);
+    preconditioner->apply(space, r, z);
+    if (project)
+      remove_mean(space, ranks, z, global_size);
+  };
+  if (preconditioner)
+    precondition();
+  Kokkos::parallel_for(
+      "sdot::cg::first_direction", Policy(space, 0, n), KOKKOS_LAMBDA(int i) { p(i) = z(i); });
   space.fence();
 
   ConjugateGradientResult result;
@@ -103,20 +145,47 @@ conjugate_gradient(ExecutionSpace const& space, loom::Ranks const& ranks, Matrix
     if (!(pq > 0))
       break; // p in the kernel (or rounding past it): nothing more to gain
     double const alpha = rz / pq;
-    // x += α p, r −= α q, z = D⁻¹ r, and the partials of r·r and r·z: one pass.
-    using Update = ConjugateGradientUpdate<Vector, decltype(p), Solution>;
-    typename Update::Sums local{0, 0};
-    Kokkos::parallel_reduce("sdot::cg::update", Policy(space, 0, n),
-                            Update{alpha, p, q, inverse_diagonal, r, z, x}, local);
-    std::array<double, 2> partial{local.rr, local.rz};
-    auto const sums = global_sums<2>(ranks, partial);
-    result.relative_residual = std::sqrt(sums[0]) / b_norm;
-    if (result.relative_residual <= tolerance) {
-      result.converged = true;
-      break;
+    double new_rz = 0;
+    if (!preconditioner) {
+      // x += α p, r −= α q, z = D⁻¹ r, and the partials of r·r and r·z: one pass.
+      using Update = ConjugateGradientUpdate<Vector, decltype(p), Solution>;
+      typename Update::Sums local{0, 0};
+      Kokkos::parallel_reduce("sdot::cg::update", Policy(space, 0, n),
+                              Update{alpha, p, q, inverse_diagonal, r, z, x}, local);
+      std::array<double, 2> partial{local.rr, local.rz};
+      auto const sums = global_sums<2>(ranks, partial);
+      result.relative_residual = std::sqrt(sums[0]) / b_norm;
+      if (result.relative_residual <= tolerance) {
+        result.converged = true;
+        break;
+      }
+      new_rz = sums[1];
+    } else {
+      // x += α p, r −= α q and the partial of r·r; then z = M⁻¹ r and r·z.
+      double rr = 0;
+      Kokkos::parallel_reduce(
+          "sdot::cg::update_preconditioned", Policy(space, 0, n),
+          KOKKOS_LAMBDA(int i, double& s) {
+            x(i) += alpha * p(i);
+            double const ri = r(i) - alpha * q(i);
+            r(i) = ri;
+            s += ri * ri;
+          },
+          rr);
+      result.relative_residual = std::sqrt(global_sum(ranks, rr)) / b_norm;
+      if (result.relative_residual <= tolerance) {
+        result.converged = true;
+        break;
+      }
+      precondition();
+      double local_rz = 0;
+      Kokkos::parallel_reduce(
+          "sdot::cg::rz", Policy(space, 0, n),
+          KOKKOS_LAMBDA(int i, double& s) { s += r(i) * z(i); }, local_rz);
+      new_rz = global_sum(ranks, local_rz);
     }
-    double const beta = sums[1] / rz;
-    rz = sums[1];
+    double const beta = new_rz / rz;
+    rz = new_rz;
     Kokkos::parallel_for(
         "sdot::cg::direction", Policy(space, 0, n),
         KOKKOS_LAMBDA(int i) { p(i) = z(i) + beta * p(i); });

@@ -1,0 +1,505 @@
+#pragma once
+// A multilevel aggregation preconditioner for the conjugate gradient on this process's block
+// of a weighted graph Laplacian (the Jacobian of the measures): block Jacobi over processes,
+// each block approximately inverted by one symmetric V-cycle.
+//
+// - Aggregates: the seeds sorted along a Morton (Z-order) curve, consecutive groups of
+//   `aggregate_size`; the coarse nodes keep that order, so the next level groups consecutive
+//   coarse nodes, and so on (one sort per transport solve: positions() do not change).
+// - Prolongation: piecewise constant (unsmoothed aggregation); coarse matrices by the Galerkin
+//   product Pᵀ A P, assembled per coarse row (entries sorted by column and summed in that
+//   order: the same bits on every run).
+// - Smoother: `sweeps` damped Jacobi sweeps (ω) before and after the coarse correction (so the
+//   V-cycle is symmetric); the coarse correction is scaled by `coarse_scale` (over-correction,
+//   which unsmoothed aggregation needs).
+// - Coarsest level (≤ `coarsest_size` nodes): dense Cholesky of A_c + s 1 1ᵀ (s = mean
+//   diagonal / size, only with one process, where the block is the singular Laplacian itself;
+//   the constants are its kernel and the right-hand sides are orthogonal to them).
+// Columns of other processes (extended numbering ≥ n) are left out (their coupling stays in
+// the diagonal: the blocks are positive definite). Everything is a positive combination of
+// symmetric positive semi-definite terms plus the smoother's positive definite part, so the
+// preconditioner is symmetric positive definite for ω ∈ (0, 1].
+
+#include <sdot/detail/radix_sort.hpp>
+#include <sdot/detail/scan.hpp>
+
+#include <loom/kokkos_compat.hpp>
+
+#include <Kokkos_Core.hpp>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace sdot::detail {
+
+struct AggregationOptions {
+  int aggregate_size = 4;
+  int coarsest_size = 256;
+  int sweeps = 1;
+  double omega = 2.0 / 3.0;
+  double coarse_scale = 1.5;
+};
+
+/// 40-bit Morton code of a point given as two 20-bit integers.
+KOKKOS_INLINE_FUNCTION std::uint64_t morton_spread(std::uint64_t v) {
+  v &= 0xfffffull;
+  v = (v | (v << 16)) & 0x0000ffff0000ffffull;
+  v = (v | (v << 8)) & 0x00ff00ff00ff00ffull;
+  v = (v | (v << 4)) & 0x0f0f0f0f0f0f0f0full;
+  v = (v | (v << 2)) & 0x3333333333333333ull;
+  v = (v | (v << 1)) & 0x5555555555555555ull;
+  return v;
+}
+
+/// The points in Z order (stable: ties in input order).
+template <class ExecutionSpace, class Points>
+Kokkos::View<int*, typename ExecutionSpace::memory_space> morton_order(ExecutionSpace const& space,
+                                                                       Points const& points) {
+  using MemorySpace = typename ExecutionSpace::memory_space;
+  using Policy = Kokkos::RangePolicy<ExecutionSpace>;
+  int const n = static_cast<int>(points.extent(0));
+  double x0 = loom::compat::infinity<double>(), y0 = x0, x1 = -x0, y1 = -x0;
+  Kokkos::parallel_reduce(
+      "sdot::mg::min_x", Policy(space, 0, n),
+      KOKKOS_LAMBDA(int i, double& m) { m = loom::compat::fmin(m, points(i, 0)); },
+      Kokkos::Min<double>(x0));
+  Kokkos::parallel_reduce(
+      "sdot::mg::min_y", Policy(space, 0, n),
+      KOKKOS_LAMBDA(int i, double& m) { m = loom::compat::fmin(m, points(i, 1)); },
+      Kokkos::Min<double>(y0));
+  Kokkos::parallel_reduce(
+      "sdot::mg::max_x", Policy(space, 0, n),
+      KOKKOS_LAMBDA(int i, double& m) { m = loom::compat::fmax(m, points(i, 0)); },
+      Kokkos::Max<double>(x1));
+  Kokkos::parallel_reduce(
+      "sdot::mg::max_y", Policy(space, 0, n),
+      KOKKOS_LAMBDA(int i, double& m) { m = loom::compat::fmax(m, points(i, 1)); },
+      Kokkos::Max<double>(y1));
+  double const extent = n > 0 ? loom::compat::fmax(x1 - x0, y1 - y0) : 0.0;
+  double const scale = extent > 0 ? double((1 << 20) - 1) / extent : 0.0;
+  Kokkos::View<std::uint64_t*, MemorySpace> keys(
+      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::mg::morton"), n);
+  Kokkos::parallel_for(
+      "sdot::mg::morton", Policy(space, 0, n), KOKKOS_LAMBDA(int i) {
+        auto const qx = static_cast<std::uint64_t>((points(i, 0) - x0) * scale);
+        auto const qy = static_cast<std::uint64_t>((points(i, 1) - y0) * scale);
+        keys(i) = morton_spread(qx) | (morton_spread(qy) << 1);
+      });
+  return stable_sort_permutation(space, Kokkos::View<std::uint64_t const*, MemorySpace>(keys), 40);
+}
+
+/// One level: a square matrix (columns ≥ size are ignored), with its inverse diagonal, and
+/// what the V-cycle needs there.
+template <class MemorySpace>
+struct MultigridLevel {
+  using Vector = Kokkos::View<double*, Kokkos::LayoutLeft, MemorySpace>;
+  int size = 0;
+  Kokkos::View<int*, MemorySpace> row_map, columns;
+  Kokkos::View<double*, MemorySpace> values, inverse_diagonal;
+  /// To the next level: node → coarse node, and each coarse node's nodes.
+  Kokkos::View<int*, MemorySpace> aggregate, member_offsets, members;
+  Vector b, x, t;
+};
+
+/// t = b − A x
+template <class ExecutionSpace, class MemorySpace, class B, class X, class T>
+void mg_residual(ExecutionSpace const& space, MultigridLevel<MemorySpace> const& level, B const& b,
+                 X const& x, T const& t) {
+  auto const row_map = level.row_map;
+  auto const columns = level.columns;
+  auto const values = level.values;
+  int const n = level.size;
+  Kokkos::parallel_for(
+      "sdot::mg::residual", Kokkos::RangePolicy<ExecutionSpace>(space, 0, n), KOKKOS_LAMBDA(int i) {
+        double s = b(i);
+        for (int e = row_map(i); e < row_map(i + 1); ++e) {
+          int const c = columns(e);
+          if (c < n)
+            s -= values(e) * x(c);
+        }
+        t(i) = s;
+      });
+}
+
+/// x = (first ? 0 : x) + ω D⁻¹ t
+template <class ExecutionSpace, class MemorySpace, class X, class T>
+void mg_jacobi(ExecutionSpace const& space, MultigridLevel<MemorySpace> const& level, X const& x,
+               T const& t, double omega, bool first) {
+  auto const inverse_diagonal = level.inverse_diagonal;
+  Kokkos::parallel_for(
+      "sdot::mg::jacobi", Kokkos::RangePolicy<ExecutionSpace>(space, 0, level.size),
+      KOKKOS_LAMBDA(int i) {
+        double const update = omega * inverse_diagonal(i) * t(i);
+        x(i) = first ? update : x(i) + update;
+      });
+}
+
+/// coarse_b(I) = Σ_{m in I} t(m)
+template <class ExecutionSpace, class MemorySpace, class T, class C>
+void mg_restrict(ExecutionSpace const& space, MultigridLevel<MemorySpace> const& fine, T const& t,
+                 C const& coarse_b, int coarse_size) {
+  auto const offsets = fine.member_offsets;
+  auto const members = fine.members;
+  Kokkos::parallel_for(
+      "sdot::mg::restrict", Kokkos::RangePolicy<ExecutionSpace>(space, 0, coarse_size),
+      KOKKOS_LAMBDA(int c) {
+        double s = 0;
+        for (int p = offsets(c); p < offsets(c + 1); ++p)
+          s += t(members(p));
+        coarse_b(c) = s;
+      });
+}
+
+/// x(i) += scale × coarse_x(aggregate(i))
+template <class ExecutionSpace, class MemorySpace, class X, class C>
+void mg_prolong(ExecutionSpace const& space, MultigridLevel<MemorySpace> const& fine, X const& x,
+                C const& coarse_x, double scale) {
+  auto const aggregate = fine.aggregate;
+  Kokkos::parallel_for(
+      "sdot::mg::prolong", Kokkos::RangePolicy<ExecutionSpace>(space, 0, fine.size),
+      KOKKOS_LAMBDA(int i) { x(i) += scale * coarse_x(aggregate(i)); });
+}
+
+/// The Galerkin product Pᵀ A P of `fine` with its aggregates (already set in `fine`).
+template <class ExecutionSpace, class MemorySpace>
+MultigridLevel<MemorySpace> mg_coarsen(ExecutionSpace const& space,
+                                       MultigridLevel<MemorySpace> const& fine, int coarse_size) {
+  using Policy = Kokkos::RangePolicy<ExecutionSpace>;
+  auto const row_map = fine.row_map;
+  auto const columns = fine.columns;
+  auto const values = fine.values;
+  auto const offsets = fine.member_offsets;
+  auto const members = fine.members;
+  auto const aggregate = fine.aggregate;
+  int const nf = fine.size;
+  auto ints = [&](char const* label, int size) {
+    return Kokkos::View<int*, MemorySpace>(
+        Kokkos::view_alloc(space, Kokkos::WithoutInitializing, std::string(label)), size);
+  };
+  auto doubles = [&](char const* label, int size) {
+    return Kokkos::View<double*, MemorySpace>(
+        Kokkos::view_alloc(space, Kokkos::WithoutInitializing, std::string(label)), size);
+  };
+  auto counts = ints("sdot::mg::counts", coarse_size);
+  Kokkos::parallel_for(
+      "sdot::mg::count", Policy(space, 0, coarse_size), KOKKOS_LAMBDA(int c) {
+        int k = 0;
+        for (int p = offsets(c); p < offsets(c + 1); ++p) {
+          int const m = members(p);
+          for (int e = row_map(m); e < row_map(m + 1); ++e)
+            k += columns(e) < nf;
+        }
+        counts(c) = k;
+      });
+  auto raw_offsets = ints("sdot::mg::raw_offsets", coarse_size + 1);
+  int const raw_total = exclusive_scan(space, "sdot::mg::raw_offsets", counts, raw_offsets);
+  auto raw_columns = ints("sdot::mg::raw_columns", raw_total);
+  auto raw_values = doubles("sdot::mg::raw_values", raw_total);
+  // Entries of each coarse row, insertion-sorted by coarse column (stable), then counted.
+  Kokkos::parallel_for(
+      "sdot::mg::sort_rows", Policy(space, 0, coarse_size), KOKKOS_LAMBDA(int c) {
+        int const b = raw_offsets(c);
+        int end = b;
+        for (int p = offsets(c); p < offsets(c + 1); ++p) {
+          int const m = members(p);
+          for (int e = row_map(m); e < row_map(m + 1); ++e) {
+            if (columns(e) >= nf)
+              continue;
+            int const column = aggregate(columns(e));
+            double const value = values(e);
+            int s = end;
+            while (s > b && raw_columns(s - 1) > column) {
+              raw_columns(s) = raw_columns(s - 1);
+              raw_values(s) = raw_values(s - 1);
+              --s;
+            }
+            raw_columns(s) = column;
+            raw_values(s) = value;
+            ++end;
+          }
+        }
+        int distinct = 0;
+        for (int r = b; r < end; ++r)
+          distinct += r == b || raw_columns(r) != raw_columns(r - 1);
+        counts(c) = distinct;
+      });
+  MultigridLevel<MemorySpace> coarse;
+  coarse.size = coarse_size;
+  coarse.row_map = ints("sdot::mg::row_map", coarse_size + 1);
+  int const nnz = exclusive_scan(space, "sdot::mg::row_map", counts, coarse.row_map);
+  coarse.columns = ints("sdot::mg::columns", nnz);
+  coarse.values = doubles("sdot::mg::values", nnz);
+  coarse.inverse_diagonal = doubles("sdot::mg::inverse_diagonal", coarse_size);
+  auto const out_map = coarse.row_map;
+  auto const out_columns = coarse.columns;
+  auto const out_values = coarse.values;
+  auto const inverse_diagonal = coarse.inverse_diagonal;
+  Kokkos::parallel_for(
+      "sdot::mg::merge", Policy(space, 0, coarse_size), KOKKOS_LAMBDA(int c) {
+        int const b = raw_offsets(c), e = raw_offsets(c + 1);
+        int out = out_map(c) - 1;
+        double diagonal = 0;
+        for (int r = b; r < e; ++r) {
+          if (r == b || raw_columns(r) != raw_columns(r - 1)) {
+            ++out;
+            out_columns(out) = raw_columns(r);
+            out_values(out) = 0;
+          }
+          out_values(out) += raw_values(r);
+          if (raw_columns(r) == c)
+            diagonal += raw_values(r);
+        }
+        inverse_diagonal(c) = diagonal > 0 ? 1 / diagonal : 1.0;
+      });
+  return coarse;
+}
+
+/// Aggregates of consecutive groups of `size` nodes in `order` (identity when empty).
+template <class ExecutionSpace, class MemorySpace>
+int mg_aggregate(ExecutionSpace const& space, MultigridLevel<MemorySpace>& level,
+                 Kokkos::View<int*, MemorySpace> order, int size) {
+  using Policy = Kokkos::RangePolicy<ExecutionSpace>;
+  int const n = level.size;
+  int const coarse_size = (n + size - 1) / size;
+  level.aggregate = Kokkos::View<int*, MemorySpace>(
+      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::mg::aggregate"), n);
+  level.member_offsets = Kokkos::View<int*, MemorySpace>(
+      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::mg::member_offsets"),
+      coarse_size + 1);
+  level.members = Kokkos::View<int*, MemorySpace>(
+      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::mg::members"), n);
+  auto const aggregate = level.aggregate;
+  auto const offsets = level.member_offsets;
+  auto const members = level.members;
+  bool const identity = order.extent(0) == 0;
+  Kokkos::parallel_for(
+      "sdot::mg::aggregate", Policy(space, 0, n), KOKKOS_LAMBDA(int p) {
+        int const node = identity ? p : order(p);
+        members(p) = node;
+        aggregate(node) = p / size;
+      });
+  Kokkos::parallel_for(
+      "sdot::mg::member_offsets", Policy(space, 0, coarse_size + 1),
+      KOKKOS_LAMBDA(int c) { offsets(c) = c * size < n ? c * size : n; });
+  return coarse_size;
+}
+
+/// The finest level: a copy of `matrix` with the inverse of `diagonal`.
+template <class ExecutionSpace, class Matrix, class Diagonal>
+MultigridLevel<typename ExecutionSpace::memory_space>
+mg_fine_level(ExecutionSpace const& space, Matrix const& matrix, Diagonal const& diagonal) {
+  using memory_space = typename ExecutionSpace::memory_space;
+  using Policy = Kokkos::RangePolicy<ExecutionSpace>;
+  int const n = static_cast<int>(matrix.numRows());
+  int const nnz = static_cast<int>(matrix.nnz());
+  MultigridLevel<memory_space> fine;
+  fine.size = n;
+  fine.row_map = Kokkos::View<int*, memory_space>(
+      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::mg::row_map"), n + 1);
+  fine.columns = Kokkos::View<int*, memory_space>(
+      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::mg::columns"), nnz);
+  fine.values = Kokkos::View<double*, memory_space>(
+      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::mg::values"), nnz);
+  fine.inverse_diagonal = Kokkos::View<double*, memory_space>(
+      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::mg::inverse_diagonal"), n);
+  auto const in_map = matrix.graph.row_map;
+  auto const in_columns = matrix.graph.entries;
+  auto const in_values = matrix.values;
+  auto const row_map = fine.row_map;
+  auto const columns = fine.columns;
+  auto const values = fine.values;
+  auto const inverse_diagonal = fine.inverse_diagonal;
+  Kokkos::parallel_for(
+      "sdot::mg::copy_map", Policy(space, 0, n + 1),
+      KOKKOS_LAMBDA(int i) { row_map(i) = static_cast<int>(in_map(i)); });
+  Kokkos::parallel_for(
+      "sdot::mg::copy_entries", Policy(space, 0, nnz), KOKKOS_LAMBDA(int e) {
+        columns(e) = static_cast<int>(in_columns(e));
+        values(e) = in_values(e);
+      });
+  Kokkos::parallel_for(
+      "sdot::mg::inverse_diagonal", Policy(space, 0, n), KOKKOS_LAMBDA(int i) {
+        double const d = diagonal(i);
+        inverse_diagonal(i) = d > 0 ? 1 / d : 1.0;
+      });
+  return fine;
+}
+
+/// The preconditioner (see the top of this file). Built once per matrix.
+template <class ExecutionSpace>
+class AggregationMultigrid {
+public:
+  using memory_space = typename ExecutionSpace::memory_space;
+  using Vector = Kokkos::View<double*, Kokkos::LayoutLeft, memory_space>;
+
+  AggregationMultigrid() = default;
+
+  /// @param matrix this process's rows (a KokkosSparse::CrsMatrix), columns in extended
+  ///        numbering (those ≥ rows are other processes' and left out)
+  /// @param diagonal its diagonal (with the couplings to other processes)
+  /// @param order this process's rows in Z order (morton_order() of its seeds)
+  /// @param singular true when the block is the whole Laplacian (one process): constants in
+  ///        its kernel
+  template <class Matrix, class Diagonal>
+  AggregationMultigrid(ExecutionSpace const& space, Matrix const& matrix, Diagonal const& diagonal,
+                       Kokkos::View<int*, memory_space> order, bool singular,
+                       AggregationOptions const& options = {})
+      : options_(options) {
+    loom::compat::ScopedRegion region("sdot::AggregationMultigrid::setup");
+    levels_.push_back(mg_fine_level(space, matrix, diagonal));
+    while (levels_.back().size > options_.coarsest_size && options_.aggregate_size > 1) {
+      auto& level = levels_.back();
+      int const coarse_size = mg_aggregate(
+          space, level, levels_.size() == 1 ? order : Kokkos::View<int*, memory_space>(),
+          options_.aggregate_size);
+      auto coarse = mg_coarsen(space, level, coarse_size);
+      levels_.push_back(coarse);
+    }
+    for (auto& level : levels_) {
+      auto alloc = [&](char const* label) {
+        return Vector(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, std::string(label)),
+                      level.size);
+      };
+      level.b = alloc("sdot::mg::b");
+      level.x = alloc("sdot::mg::x");
+      level.t = alloc("sdot::mg::t");
+    }
+    factor_coarsest(space, singular);
+  }
+
+  int levels() const { return static_cast<int>(levels_.size()); }
+
+  /// The conjugate gradient applies Π M⁻¹ Π (Π: minus the mean over all processes): for a
+  /// matrix whose kernel is the constants (conjugate_gradient()).
+  bool project_constants = false;
+
+  /// z = M⁻¹ r (this process's rows).
+  template <class R, class Z>
+  void apply(ExecutionSpace const& space, R const& r, Z const& z) const {
+    loom::compat::ScopedRegion region("sdot::AggregationMultigrid::apply");
+    int const last = static_cast<int>(levels_.size()) - 1;
+    double const omega = options_.omega;
+    // Down: smooth from zero, restrict the residual.
+    for (int l = 0; l < last; ++l) {
+      auto const& level = levels_[l];
+      auto const& next = levels_[l + 1];
+      if (l == 0)
+        down(space, level, r, z, next.b, next.size, omega);
+      else
+        down(space, level, level.b, level.x, next.b, next.size, omega);
+    }
+    if (last == 0)
+      solve_coarsest(space, r, z);
+    else
+      solve_coarsest(space, levels_[last].b, levels_[last].x);
+    // Up: prolong the correction, smooth.
+    for (int l = last - 1; l >= 0; --l) {
+      auto const& level = levels_[l];
+      if (l == 0)
+        up(space, level, r, z, levels_[l + 1].x, omega);
+      else
+        up(space, level, level.b, level.x, levels_[l + 1].x, omega);
+    }
+  }
+
+  template <class B, class X, class C>
+  void down(ExecutionSpace const& space, MultigridLevel<memory_space> const& level, B const& b,
+            X const& x, C const& coarse_b, int coarse_size, double omega) const {
+    mg_jacobi(space, level, x, b, omega, true);
+    for (int s = 1; s < options_.sweeps; ++s) {
+      mg_residual(space, level, b, x, level.t);
+      mg_jacobi(space, level, x, level.t, omega, false);
+    }
+    mg_residual(space, level, b, x, level.t);
+    mg_restrict(space, level, level.t, coarse_b, coarse_size);
+  }
+
+  template <class B, class X, class C>
+  void up(ExecutionSpace const& space, MultigridLevel<memory_space> const& level, B const& b,
+          X const& x, C const& coarse_x, double omega) const {
+    mg_prolong(space, level, x, coarse_x, options_.coarse_scale);
+    for (int s = 0; s < options_.sweeps; ++s) {
+      mg_residual(space, level, b, x, level.t);
+      mg_jacobi(space, level, x, level.t, omega, false);
+    }
+  }
+
+  /// x = C⁻¹ b on the coarsest level (forward and back substitution, one thread).
+  template <class B, class X>
+  void solve_coarsest(ExecutionSpace const& space, B const& b, X const& x) const {
+    auto const factor = factor_;
+    int const m = levels_.back().size;
+    Kokkos::parallel_for(
+        "sdot::mg::coarsest_solve", Kokkos::RangePolicy<ExecutionSpace>(space, 0, 1),
+        KOKKOS_LAMBDA(int) {
+          for (int i = 0; i < m; ++i) {
+            double s = b(i);
+            for (int k = 0; k < i; ++k)
+              s -= factor(i, k) * x(k);
+            x(i) = s / factor(i, i);
+          }
+          for (int i = m - 1; i >= 0; --i) {
+            double s = x(i);
+            for (int k = i + 1; k < m; ++k)
+              s -= factor(k, i) * x(k);
+            x(i) = s / factor(i, i);
+          }
+        });
+  }
+
+  /// Dense Cholesky factor (lower) of the coarsest matrix (+ s 1 1ᵀ when singular); a pivot
+  /// that rounding makes tiny is replaced by the diagonal entry (still positive definite).
+  void factor_coarsest(ExecutionSpace const& space, bool singular) {
+    auto const& level = levels_.back();
+    int const m = level.size;
+    factor_ = Kokkos::View<double**, Kokkos::LayoutRight, memory_space>("sdot::mg::factor", m, m);
+    auto const factor = factor_;
+    auto const row_map = level.row_map;
+    auto const columns = level.columns;
+    auto const values = level.values;
+    auto const inverse_diagonal = level.inverse_diagonal;
+    double mean_diagonal = 0;
+    Kokkos::parallel_reduce(
+        "sdot::mg::mean_diagonal", Kokkos::RangePolicy<ExecutionSpace>(space, 0, m),
+        KOKKOS_LAMBDA(int i, double& s) { s += 1 / inverse_diagonal(i); }, mean_diagonal);
+    mean_diagonal /= m > 0 ? m : 1;
+    double const shift = singular && m > 0 ? mean_diagonal / m : 0.0;
+    Kokkos::parallel_for(
+        "sdot::mg::coarsest_matrix", Kokkos::RangePolicy<ExecutionSpace>(space, 0, m),
+        KOKKOS_LAMBDA(int i) {
+          for (int j = 0; j < m; ++j)
+            factor(i, j) = shift;
+          for (int e = row_map(i); e < row_map(i + 1); ++e)
+            if (columns(e) < m)
+              factor(i, columns(e)) += values(e);
+        });
+    Kokkos::parallel_for(
+        "sdot::mg::coarsest_factor", Kokkos::RangePolicy<ExecutionSpace>(space, 0, 1),
+        KOKKOS_LAMBDA(int) {
+          for (int j = 0; j < m; ++j) {
+            double const original = factor(j, j);
+            double d = original;
+            for (int k = 0; k < j; ++k)
+              d -= factor(j, k) * factor(j, k);
+            if (!(d > 1e-12 * original))
+              d = original > 0 ? original : 1.0;
+            double const pivot = loom::compat::sqrt(d);
+            factor(j, j) = pivot;
+            for (int i = j + 1; i < m; ++i) {
+              double s = factor(i, j);
+              for (int k = 0; k < j; ++k)
+                s -= factor(i, k) * factor(j, k);
+              factor(i, j) = s / pivot;
+            }
+          }
+        });
+  }
+
+private:
+  AggregationOptions options_;
+  std::vector<MultigridLevel<memory_space>> levels_;
+  Kokkos::View<double**, Kokkos::LayoutRight, memory_space> factor_;
+};
+
+} // namespace sdot::detail
