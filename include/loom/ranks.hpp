@@ -90,29 +90,17 @@ public:
   /// the values of all the ranks are gathered and added in global rank order.
   template <class View>
   typename View::non_const_value_type all_sum(View const& local) const {
-    auto all = gather_rank_values(local);
-    auto s = all[0];
-    for (std::size_t i = 1; i < all.size(); ++i)
-      s += all[i];
-    return s;
+    return fold(local, [](auto a, auto b) { return a + b; });
   }
   /// Collective: maximum over all ranks (see all_sum).
   template <class View>
   typename View::non_const_value_type all_max(View const& local) const {
-    auto all = gather_rank_values(local);
-    auto s = all[0];
-    for (std::size_t i = 1; i < all.size(); ++i)
-      s = s < all[i] ? all[i] : s;
-    return s;
+    return fold(local, [](auto a, auto b) { return a < b ? b : a; });
   }
   /// Collective: minimum over all ranks (see all_sum).
   template <class View>
   typename View::non_const_value_type all_min(View const& local) const {
-    auto all = gather_rank_values(local);
-    auto s = all[0];
-    for (std::size_t i = 1; i < all.size(); ++i)
-      s = all[i] < s ? all[i] : s;
-    return s;
+    return fold(local, [](auto a, auto b) { return b < a ? b : a; });
   }
   /// Collective: the local_count() values of every process, in global rank order (size()
   /// values), on the host.
@@ -172,6 +160,18 @@ public:
         local_count_(local_count) {}
 
 private:
+  /// The values of all the ranks, combined by `op` in global rank order.
+  template <class View, class Op>
+  typename View::non_const_value_type fold(View const& local, Op op) const {
+    auto all = gather_rank_values(local);
+    auto s = all[0];
+    for (std::size_t i = 1; i < all.size(); ++i)
+      s = op(s, all[i]);
+    return s;
+  }
+  /// One process (or no communicator): a collective is a copy of `bytes` bytes, done here.
+  /// Returns whether it was.
+  bool copy_if_alone(void const* send, void* recv, std::size_t bytes) const;
   std::shared_ptr<detail::Communicator> comm_;
   int process_rank_ = 0;
   int process_count_ = 1;

@@ -99,106 +99,71 @@ struct OptimalTransportResult {
   OptimalTransportStatistics statistics;
 };
 
-/// The cells of a power diagram computed in one process, as the transport solver consumes
-/// them. Any type with the same members can be given to solve_optimal_transport(): a
-/// distributed diagram provides this process's block of seeds (in the processes' order) and
-/// cells whose edge sources are global seed numbers; every member but the accessors is then
-/// collective.
-template <class ExecutionSpace = Kokkos::DefaultExecutionSpace>
-class OneProcessCells {
+namespace detail {
+
+/// The cells of a PowerDiagram as the transport solver consumes them (see OneProcessCells and
+/// SpreadCells, which choose the input placement).
+template <class ExecutionSpace, class Input>
+class DiagramCells {
 public:
   using execution_space = ExecutionSpace;
   using memory_space = typename ExecutionSpace::memory_space;
   using positions_type = Kokkos::View<double* [2], memory_space>;
   using scalars_type = Kokkos::View<double*, memory_space>;
+  using diagram_type = PowerDiagram<ExecutionSpace, Input>;
 
-  /// @throws std::invalid_argument for an empty or unbounded domain
-  OneProcessCells(ExecutionSpace const& space, positions_type positions,
-                  std::vector<HalfSpace> boundaries, PowerDiagramOptions options = {})
-      : space_(space), positions_(positions), boundaries_(std::move(boundaries)), options_(options),
-        area_(domain_polygon(boundaries_).area) {
-    options_.keep_polygons = true; // the Jacobian uses the polygons of the last evaluation
-  }
-
-  ExecutionSpace const& execution_space_instance() const { return space_; }
-  /// The processes: here one.
-  loom::Ranks const& ranks() const { return ranks_; }
-  /// This process's seeds.
-  positions_type positions() const { return positions_; }
-  /// Area of the whole domain.
-  double domain_area() const { return area_; }
-  /// Sets this process's weights (the diagram is computed on first use).
-  void set_weights(scalars_type weights) {
-    diagram_.reset();
-    diagram_.emplace(space_, positions_, weights, boundaries_, options_);
-  }
-  /// Areas of this process's cells.
-  scalars_type measures() { return diagram().measures(); }
-  /// This process's cells; edge sources in global seed numbering (those built with the
-  /// measures: PowerDiagramOptions::keep_polygons is set).
-  CellPolygons<memory_space> cell_polygons() { return diagram().cell_polygons(); }
-  /// Centroids of this process's cells.
-  positions_type centroids() { return diagram().centroids(); }
-  /// The diagram for the last weights set.
-  PowerDiagram<ExecutionSpace>& diagram() {
-    if (!diagram_)
-      throw std::logic_error("sdot::OneProcessCells: set_weights() was not called");
-    return *diagram_;
-  }
-
-private:
-  ExecutionSpace space_;
-  loom::Ranks ranks_;
-  positions_type positions_;
-  std::vector<HalfSpace> boundaries_;
-  PowerDiagramOptions options_;
-  double area_;
-  std::optional<PowerDiagram<ExecutionSpace>> diagram_;
-};
-
-/// The cells of a power diagram spread over MPI processes (PowerDiagram with SpreadInput), as
-/// the transport solver consumes them: this process holds a block of the seeds, the blocks
-/// following each other in process order. Collective members, as those of OneProcessCells.
-template <class ExecutionSpace = Kokkos::DefaultExecutionSpace>
-class SpreadCells {
-public:
-  using execution_space = ExecutionSpace;
-  using memory_space = typename ExecutionSpace::memory_space;
-  using positions_type = Kokkos::View<double* [2], memory_space>;
-  using scalars_type = Kokkos::View<double*, memory_space>;
-  using diagram_type = PowerDiagram<ExecutionSpace, SpreadInput>;
-
-  /// @param ranks the processes (loom::MpiRanks(comm): one rank per process)
-  /// @param positions this process's block of the seeds
-  /// @throws std::invalid_argument for an empty or unbounded domain (on every process)
-  SpreadCells(loom::Ranks ranks, positions_type positions, std::vector<HalfSpace> boundaries,
-              PowerDiagramOptions options = {}, ExecutionSpace const& space = ExecutionSpace{})
-      : space_(space), ranks_(std::move(ranks)), positions_(positions),
+  DiagramCells(char const* name, ExecutionSpace const& space, loom::Ranks ranks,
+               positions_type positions, std::vector<HalfSpace> boundaries,
+               PowerDiagramOptions options)
+      : name_(name), space_(space), ranks_(std::move(ranks)), positions_(positions),
         boundaries_(std::move(boundaries)), options_(options),
         area_(domain_polygon(boundaries_).area) {
     options_.keep_polygons = true; // the Jacobian uses the polygons of the last evaluation
   }
 
   ExecutionSpace const& execution_space_instance() const { return space_; }
+  /// The processes.
   loom::Ranks const& ranks() const { return ranks_; }
+  /// This process's seeds.
   positions_type positions() const { return positions_; }
+  /// Area of the whole domain.
   double domain_area() const { return area_; }
-  /// Collective: sets this process's weights.
+  /// Sets this process's weights (the diagram is computed on first use; collective when
+  /// spread).
   void set_weights(scalars_type weights) {
     diagram_.reset();
-    diagram_.emplace(loom::spread(positions_, ranks_), loom::spread(weights, ranks_), boundaries_,
-                     options_, space_);
+    if constexpr (diagram_type::is_spread)
+      diagram_.emplace(loom::spread(positions_, ranks_), loom::spread(weights, ranks_), boundaries_,
+                       options_, space_);
+    else
+      diagram_.emplace(space_, positions_, weights, boundaries_, options_);
   }
-  scalars_type measures() { return diagram().measures().value(); }
+  /// Areas of this process's cells.
+  scalars_type measures() {
+    if constexpr (diagram_type::is_spread)
+      return diagram().measures().value();
+    else
+      return diagram().measures();
+  }
+  /// This process's cells; edge sources in global seed numbering (those built with the
+  /// measures: PowerDiagramOptions::keep_polygons is set).
   CellPolygons<memory_space> cell_polygons() { return diagram().cell_polygons(); }
-  positions_type centroids() { return diagram().centroids().value(); }
+  /// Centroids of this process's cells.
+  positions_type centroids() {
+    if constexpr (diagram_type::is_spread)
+      return diagram().centroids().value();
+    else
+      return diagram().centroids();
+  }
+  /// The diagram for the last weights set.
   diagram_type& diagram() {
     if (!diagram_)
-      throw std::logic_error("sdot::SpreadCells: set_weights() was not called");
+      throw std::logic_error(std::string(name_) + ": set_weights() was not called");
     return *diagram_;
   }
 
 private:
+  char const* name_;
   ExecutionSpace space_;
   loom::Ranks ranks_;
   positions_type positions_;
@@ -206,6 +171,43 @@ private:
   PowerDiagramOptions options_;
   double area_;
   std::optional<diagram_type> diagram_;
+};
+
+} // namespace detail
+
+/// The cells of a power diagram computed in one process (one box, or
+/// PowerDiagramOptions::nb_boxes boxes), as the transport solver consumes them. Any type with
+/// the same members can be given to solve_optimal_transport(): a distributed diagram provides
+/// this process's block of seeds (in the processes' order) and cells whose edge sources are
+/// global seed numbers; every member but the accessors is then collective.
+template <class ExecutionSpace = Kokkos::DefaultExecutionSpace>
+class OneProcessCells : public detail::DiagramCells<ExecutionSpace, WholeInput> {
+public:
+  /// @throws std::invalid_argument for an empty or unbounded domain
+  OneProcessCells(ExecutionSpace const& space,
+                  Kokkos::View<double* [2], typename ExecutionSpace::memory_space> positions,
+                  std::vector<HalfSpace> boundaries, PowerDiagramOptions options = {})
+      : detail::DiagramCells<ExecutionSpace, WholeInput>("sdot::OneProcessCells", space,
+                                                         loom::Ranks{}, positions,
+                                                         std::move(boundaries), options) {}
+};
+
+/// The cells of a power diagram spread over MPI processes (PowerDiagram with SpreadInput), as
+/// the transport solver consumes them: this process holds a block of the seeds, the blocks
+/// following each other in process order. Collective members, as those of OneProcessCells.
+template <class ExecutionSpace = Kokkos::DefaultExecutionSpace>
+class SpreadCells : public detail::DiagramCells<ExecutionSpace, SpreadInput> {
+public:
+  /// @param ranks the processes (loom::MpiRanks(comm): one rank per process)
+  /// @param positions this process's block of the seeds
+  /// @throws std::invalid_argument for an empty or unbounded domain (on every process)
+  SpreadCells(loom::Ranks ranks,
+              Kokkos::View<double* [2], typename ExecutionSpace::memory_space> positions,
+              std::vector<HalfSpace> boundaries, PowerDiagramOptions options = {},
+              ExecutionSpace const& space = ExecutionSpace{})
+      : detail::DiagramCells<ExecutionSpace, SpreadInput>("sdot::SpreadCells", space,
+                                                          std::move(ranks), positions,
+                                                          std::move(boundaries), options) {}
 };
 
 namespace detail {

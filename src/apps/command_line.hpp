@@ -7,6 +7,7 @@
 #include <Kokkos_Core.hpp>
 #include <mpi.h>
 
+#include <array>
 #include <cerrno>
 #include <climits>
 #include <cstdio>
@@ -126,6 +127,17 @@ int command_main(int argc, char* argv[], char const* name, char const* usage, Bo
   std::fflush(stdout);
   MPI_Finalize();
   return status;
+}
+
+/// The four values of `--box X0 Y0 X1 Y1` (after the option itself), into lo and hi.
+/// @throws UsageError on a bad number or an empty box.
+inline void parse_box(Arguments& a, std::array<double, 2>& lo, std::array<double, 2>& hi) {
+  lo[0] = parse_real(a.value_of("--box"), "--box X0");
+  lo[1] = parse_real(a.value_of("--box"), "--box Y0");
+  hi[0] = parse_real(a.value_of("--box"), "--box X1");
+  hi[1] = parse_real(a.value_of("--box"), "--box Y1");
+  if (!(lo[0] < hi[0]) || !(lo[1] < hi[1]))
+    throw UsageError("--box X0 Y0 X1 Y1 needs X0 < X1 and Y0 < Y1");
 }
 
 } // namespace sdot::apps

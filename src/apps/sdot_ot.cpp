@@ -64,12 +64,7 @@ Options parse(std::vector<std::string> const& args) {
   while (!a.done()) {
     std::string const arg = a.take();
     if (arg == "--box") {
-      o.lo[0] = parse_real(a.value_of(arg), "--box X0");
-      o.lo[1] = parse_real(a.value_of(arg), "--box Y0");
-      o.hi[0] = parse_real(a.value_of(arg), "--box X1");
-      o.hi[1] = parse_real(a.value_of(arg), "--box Y1");
-      if (!(o.lo[0] < o.hi[0]) || !(o.lo[1] < o.hi[1]))
-        throw UsageError("--box X0 Y0 X1 Y1 needs X0 < X1 and Y0 < Y1");
+      sdot::apps::parse_box(a, o.lo, o.hi);
     } else if (arg == "--tol") {
       o.transport.tol = parse_real(a.value_of(arg), arg);
       if (!(o.transport.tol > 0))

@@ -125,13 +125,16 @@ void Ranks::barrier() const {
     check_mpi(MPI_Barrier(comm()), "MPI_Barrier");
 }
 
+bool Ranks::copy_if_alone(void const* send, void* recv, std::size_t bytes) const {
+  if (comm_ && process_count_ > 1)
+    return false;
+  if (bytes)
+    std::memmove(recv, send, bytes);
+  return true;
+}
+
 void Ranks::allgather_bytes(void const* send, void* recv, std::size_t bytes) const {
-  if (!comm_ || process_count_ == 1) {
-    if (bytes)
-      std::memmove(recv, send, bytes);
-    return;
-  }
-  if (bytes == 0)
+  if (copy_if_alone(send, recv, bytes) || bytes == 0)
     return;
   check_mpi(MPI_Allgather(send, to_int(bytes, "allgather"), MPI_BYTE, recv,
                           to_int(bytes, "allgather"), MPI_BYTE, comm()),
@@ -140,12 +143,7 @@ void Ranks::allgather_bytes(void const* send, void* recv, std::size_t bytes) con
 
 void Ranks::allgatherv_bytes(void const* send, void* recv, std::vector<std::int64_t> const& counts,
                              std::size_t elem_bytes) const {
-  if (!comm_ || process_count_ == 1) {
-    if (counts[0] && elem_bytes)
-      std::memmove(recv, send, counts[0] * elem_bytes);
-    return;
-  }
-  if (elem_bytes == 0)
+  if (copy_if_alone(send, recv, counts[0] * elem_bytes) || elem_bytes == 0)
     return;
   std::vector<int> n(process_count_), displ(process_count_);
   std::int64_t d = 0;
@@ -161,12 +159,7 @@ void Ranks::allgatherv_bytes(void const* send, void* recv, std::vector<std::int6
 }
 
 void Ranks::alltoall_bytes(void const* send, void* recv, std::size_t bytes) const {
-  if (!comm_ || process_count_ == 1) {
-    if (bytes)
-      std::memmove(recv, send, bytes);
-    return;
-  }
-  if (bytes == 0)
+  if (copy_if_alone(send, recv, bytes) || bytes == 0)
     return;
   check_mpi(MPI_Alltoall(send, to_int(bytes, "alltoall"), MPI_BYTE, recv, to_int(bytes, "alltoall"),
                          MPI_BYTE, comm()),
@@ -176,12 +169,7 @@ void Ranks::alltoall_bytes(void const* send, void* recv, std::size_t bytes) cons
 void Ranks::alltoallv_bytes(void const* send, std::vector<std::int64_t> const& send_counts,
                             void* recv, std::vector<std::int64_t> const& recv_counts,
                             std::size_t elem_bytes) const {
-  if (!comm_ || process_count_ == 1) {
-    if (send_counts[0] && elem_bytes)
-      std::memmove(recv, send, send_counts[0] * elem_bytes);
-    return;
-  }
-  if (elem_bytes == 0)
+  if (copy_if_alone(send, recv, send_counts[0] * elem_bytes) || elem_bytes == 0)
     return;
   std::vector<int> sn(process_count_), sd(process_count_), rn(process_count_), rd(process_count_);
   std::int64_t s = 0, r = 0;
