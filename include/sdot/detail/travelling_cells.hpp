@@ -448,6 +448,11 @@ public:
     for (std::size_t l = 0; l < parts.size(); ++l)
       first[l + 1] = first[l] + static_cast<int>(parts[l].extent(0));
     Concatenated<T, memory_space> c;
+    c.first = to_device("sdot::travel::forest_first", first);
+    if (parts.size() == 1) { // one rank per process: its tree as it is
+      c.all = parts[0];
+      return c;
+    }
     c.all = Kokkos::View<T*, memory_space>(
         Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::travel::forest"),
         first.back());
@@ -455,7 +460,6 @@ public:
       if (parts[l].extent(0))
         Kokkos::deep_copy(space_, Kokkos::subview(c.all, Kokkos::make_pair(first[l], first[l + 1])),
                           parts[l]);
-    c.first = to_device("sdot::travel::forest_first", first);
     return c;
   }
 
