@@ -208,7 +208,8 @@ public:
     polygons.edge_sources = Kokkos::View<int*, memory_space>(
         Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::polygons::edge_sources"),
         total);
-    detail::CellOutputs<memory_space> out = scratch_outputs();
+    detail::CellOutputs<memory_space> out =
+        detail::allocate_cell_outputs(space_, size(), "sdot::scratch::");
     out.polygon_offsets = polygons.offsets;
     out.polygon_vertices = polygons.vertices;
     out.polygon_labels = polygons.edge_sources;
@@ -271,18 +272,6 @@ private:
     return domain_labels_;
   }
 
-  detail::CellOutputs<memory_space> scratch_outputs() const {
-    int const n = size();
-    detail::CellOutputs<memory_space> out;
-    out.measures = scalars_type(
-        Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::scratch::measures"), n);
-    out.centroids = positions_type(
-        Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::scratch::centroids"), n);
-    out.vertex_counts = Kokkos::View<int*, memory_space>(
-        Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::scratch::vertex_counts"), n);
-    return out;
-  }
-
   void compute() {
     if (computed_)
       return;
@@ -307,12 +296,7 @@ private:
     space_.fence();
     statistics_.seconds["tree"] = phase.seconds();
     phase.reset();
-    outputs_.measures =
-        scalars_type(Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::measures"), n);
-    outputs_.centroids = positions_type(
-        Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::centroids"), n);
-    outputs_.vertex_counts = Kokkos::View<int*, memory_space>(
-        Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::vertex_counts"), n);
+    outputs_ = detail::allocate_cell_outputs(space_, n, "sdot::");
     auto report =
         options_.keep_polygons
             ? detail::build_cells_keeping_polygons(space_, tree_, const_domain_vertices(),

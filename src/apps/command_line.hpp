@@ -129,6 +129,14 @@ int command_main(int argc, char* argv[], char const* name, char const* usage, Bo
   return status;
 }
 
+/// An argument that is not a known option: a file name, kept in `files`.
+/// @throws UsageError when it looks like an option ("-x", "--x")
+inline void take_file_name(std::string const& arg, std::vector<std::string>& files) {
+  if (arg.size() > 1 && arg[0] == '-')
+    throw UsageError("unknown option '" + arg + "'");
+  files.push_back(arg);
+}
+
 /// The four values of `--box X0 Y0 X1 Y1` (after the option itself), into lo and hi.
 /// @throws UsageError on a bad number or an empty box.
 inline void parse_box(Arguments& a, std::array<double, 2>& lo, std::array<double, 2>& hi) {

@@ -94,10 +94,8 @@ Options parse(std::vector<std::string> const& args) {
       o.diagram.inbox_capacity = capacity(arg);
     } else if (arg == "--vertex-capacity") {
       o.diagram.vertex_capacity = capacity(arg);
-    } else if (arg.size() > 1 && arg[0] == '-') {
-      throw UsageError("unknown option '" + arg + "'");
     } else {
-      files.push_back(arg);
+      sdot::apps::take_file_name(arg, files);
     }
   }
   if (o.random > 0) {

@@ -77,10 +77,8 @@ Options parse(std::vector<std::string> const& args) {
         throw UsageError("--cg-tol must be in (0, 1)");
     } else if (arg == "--verbose") {
       o.verbose = true;
-    } else if (arg.size() > 1 && arg[0] == '-') {
-      throw UsageError("unknown option '" + arg + "'");
     } else {
-      files.push_back(arg);
+      sdot::apps::take_file_name(arg, files);
     }
   }
   if (files.size() != 2)

@@ -38,6 +38,14 @@ struct HostPolygon {
       polygon.push(vertices[k][0], vertices[k][1], -1 - static_cast<int>(k));
   }
 
+  /// Edges labelled `label`.
+  int edges_labelled(int label) const {
+    int count = 0;
+    for (int k = 0; k < polygon.size; ++k)
+      count += polygon.label(k) == label;
+    return count;
+  }
+
   double area() const {
     double a, mx, my;
     polygon.integrals(a, mx, my);
@@ -55,13 +63,10 @@ TEST(Polygon, ConvexCutKeepsLabelsAndAddsTheNewEdge) {
   ASSERT_EQ(p.polygon.clip(1, 0, 0.25, 7), ClipResult::clipped);
   EXPECT_EQ(p.polygon.size, 4);
   EXPECT_DOUBLE_EQ(p.area(), 0.25);
-  int cut_edges = 0;
-  for (int k = 0; k < p.polygon.size; ++k) {
-    cut_edges += p.polygon.label(k) == 7;
+  EXPECT_EQ(p.edges_labelled(7), 1);
+  for (int k = 0; k < p.polygon.size; ++k)
     if (p.polygon.label(k) == 7) // the new edge runs along x = 0.25
       EXPECT_DOUBLE_EQ(p.polygon.x(k), 0.25);
-  }
-  EXPECT_EQ(cut_edges, 1);
   EXPECT_DOUBLE_EQ(p.polygon.max_radius2, 1 + 0.0625);
   EXPECT_DOUBLE_EQ(p.polygon.xmax, 0.25);
 }
@@ -81,10 +86,7 @@ TEST(Polygon, VertexOnTheLineIsKeptWithoutADuplicate) {
   ASSERT_EQ(p.polygon.clip(1, 1, 1, 5), ClipResult::clipped);
   EXPECT_EQ(p.polygon.size, 3);
   EXPECT_DOUBLE_EQ(p.area(), 0.5);
-  int cut_edges = 0;
-  for (int k = 0; k < p.polygon.size; ++k)
-    cut_edges += p.polygon.label(k) == 5;
-  EXPECT_EQ(cut_edges, 1);
+  EXPECT_EQ(p.edges_labelled(5), 1);
 }
 
 TEST(Polygon, UnchangedEmptiedAndOverflow) {
@@ -109,10 +111,7 @@ TEST(Polygon, SeveralRunsOutsideTakeTheGeneralPass) {
   EXPECT_DOUBLE_EQ(p.area(), 4);
   EXPECT_DOUBLE_EQ(p.polygon.ymax, 1.5);
   EXPECT_DOUBLE_EQ(p.polygon.max_radius2, 11.25);
-  int cut_edges = 0;
-  for (int k = 0; k < p.polygon.size; ++k)
-    cut_edges += p.polygon.label(k) == 9;
-  EXPECT_EQ(cut_edges, 2);
+  EXPECT_EQ(p.edges_labelled(9), 2);
 }
 
 } // namespace

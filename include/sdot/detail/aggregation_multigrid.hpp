@@ -20,6 +20,7 @@
 // symmetric positive semi-definite terms plus the smoother's positive definite part, so the
 // preconditioner is symmetric positive definite for ω ∈ (0, 1].
 
+#include <sdot/detail/point_bounds.hpp>
 #include <sdot/detail/radix_sort.hpp>
 #include <sdot/detail/scan.hpp>
 
@@ -59,24 +60,9 @@ Kokkos::View<int*, typename ExecutionSpace::memory_space> morton_order(Execution
   using MemorySpace = typename ExecutionSpace::memory_space;
   using Policy = Kokkos::RangePolicy<ExecutionSpace>;
   int const n = static_cast<int>(points.extent(0));
-  double x0 = loom::compat::infinity<double>(), y0 = x0, x1 = -x0, y1 = -x0;
-  Kokkos::parallel_reduce(
-      "sdot::mg::min_x", Policy(space, 0, n),
-      KOKKOS_LAMBDA(int i, double& m) { m = loom::compat::fmin(m, points(i, 0)); },
-      Kokkos::Min<double>(x0));
-  Kokkos::parallel_reduce(
-      "sdot::mg::min_y", Policy(space, 0, n),
-      KOKKOS_LAMBDA(int i, double& m) { m = loom::compat::fmin(m, points(i, 1)); },
-      Kokkos::Min<double>(y0));
-  Kokkos::parallel_reduce(
-      "sdot::mg::max_x", Policy(space, 0, n),
-      KOKKOS_LAMBDA(int i, double& m) { m = loom::compat::fmax(m, points(i, 0)); },
-      Kokkos::Max<double>(x1));
-  Kokkos::parallel_reduce(
-      "sdot::mg::max_y", Policy(space, 0, n),
-      KOKKOS_LAMBDA(int i, double& m) { m = loom::compat::fmax(m, points(i, 1)); },
-      Kokkos::Max<double>(y1));
-  double const extent = n > 0 ? loom::compat::fmax(x1 - x0, y1 - y0) : 0.0;
+  PointBounds const bounds = point_bounds(space, "sdot::mg::bounds", points);
+  double const x0 = bounds.xmin, y0 = bounds.ymin;
+  double const extent = n > 0 ? loom::compat::fmax(bounds.xmax - x0, bounds.ymax - y0) : 0.0;
   double const scale = extent > 0 ? double((1 << 20) - 1) / extent : 0.0;
   Kokkos::View<std::uint64_t*, MemorySpace> keys(
       Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::mg::morton"), n);

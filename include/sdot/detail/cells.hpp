@@ -5,6 +5,7 @@
 
 #include <sdot/detail/cell_kernel.hpp>
 #include <sdot/detail/polygon_storage.hpp>
+#include <sdot/detail/scan.hpp>
 
 #include <stdexcept>
 #include <string>
@@ -21,6 +22,29 @@ struct CellOutputs {
   Kokkos::View<double* [2], MemorySpace> polygon_vertices;
   Kokkos::View<int*, MemorySpace> polygon_labels;
 };
+
+/// Measures, centroids and vertex counts for n cells (labels `prefix` + "measures", ...), no
+/// polygon output.
+template <class ExecutionSpace>
+CellOutputs<typename ExecutionSpace::memory_space>
+allocate_cell_outputs(ExecutionSpace const& space, int n, std::string const& prefix) {
+  using MemorySpace = typename ExecutionSpace::memory_space;
+  CellOutputs<MemorySpace> out;
+  out.measures = Kokkos::View<double*, MemorySpace>(
+      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, prefix + "measures"), n);
+  out.centroids = Kokkos::View<double* [2], MemorySpace>(
+      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, prefix + "centroids"), n);
+  out.vertex_counts = Kokkos::View<int*, MemorySpace>(
+      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, prefix + "vertex_counts"), n);
+  return out;
+}
+
+/// The kernel-local polygon capacity (16, 32 or 64) of a first pass asked for `capacity`
+/// vertices on a domain of `domain_size` vertices, or 0 when none fits (a workspace then).
+inline int inline_polygon_capacity(int capacity, int domain_size) {
+  int const c = capacity <= 16 ? 16 : capacity <= 32 ? 32 : capacity <= 64 ? 64 : 0;
+  return c < domain_size + 2 ? 0 : c;
+}
 
 /// One cell per item (a cell step: see polygon_storage.hpp).
 template <class MemorySpace>
@@ -89,19 +113,8 @@ void rebuild_overflowed_cells(ExecutionSpace const& space, CellsFunctor<MemorySp
     }
     if (count == 0)
       return;
-    Kokkos::View<int*, MemorySpace> next_items(
-        Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::cells::overflow_items"),
-        count);
-    auto const previous_items = step.items;
-    Kokkos::parallel_scan(
-        "sdot::cells::list_overflowed", Policy(space, 0, nb_items),
-        KOKKOS_LAMBDA(int k, int& position, bool final) {
-          if (overflowed(k)) {
-            if (final)
-              next_items(position) = previous_items.extent(0) ? previous_items(k) : k;
-            ++position;
-          }
-        });
+    auto const next_items =
+        flagged_items(space, "sdot::cells::overflow_items", overflowed, count, step.items);
     nb_items = count;
     if (capacity > (1 << 24))
       throw std::runtime_error("sdot: a cell needs more than 2^24 vertices");
@@ -128,9 +141,7 @@ CellsReport build_cells(ExecutionSpace const& space, SeedTree<MemorySpace> const
   Kokkos::View<int*, MemorySpace> overflowed(
       Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::cells::overflowed"), n);
   int const domain_size = static_cast<int>(domain_vertices.extent(0));
-  int inline_capacity = capacity <= 16 ? 16 : capacity <= 32 ? 32 : capacity <= 64 ? 64 : 0;
-  if (inline_capacity < domain_size + 2)
-    inline_capacity = 0;
+  int const inline_capacity = inline_polygon_capacity(capacity, domain_size);
   int next_capacity = capacity;
   CellsFunctor<MemorySpace> step{tree, domain_vertices, domain_labels, {}, out, overflowed};
   if (inline_capacity > 0) {

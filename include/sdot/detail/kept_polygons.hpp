@@ -75,9 +75,7 @@ build_cells_keeping_polygons(ExecutionSpace const& space, SeedTree<MemorySpace> 
   kept = SlotPolygons<MemorySpace>{};
   int const n = tree.size;
   int const domain_size = static_cast<int>(domain_vertices.extent(0));
-  int inline_capacity = capacity <= 16 ? 16 : capacity <= 32 ? 32 : capacity <= 64 ? 64 : 0;
-  if (inline_capacity < domain_size + 2)
-    inline_capacity = 0;
+  int const inline_capacity = inline_polygon_capacity(capacity, domain_size);
   if (inline_capacity == 0)
     return build_cells(space, tree, domain_vertices, domain_labels, capacity, out);
 
@@ -105,27 +103,12 @@ build_cells_keeping_polygons(ExecutionSpace const& space, SeedTree<MemorySpace> 
   rebuild_overflowed_cells(space, step, overflowed, n, 2 * inline_capacity, true, report);
   kept.overflow_capacity = report.final_capacity;
   // The cells without a slot, by tree slot (rebuilt by kept_cell_polygons()).
-  {
-    auto const unslotted = kept.unslotted;
-    int count = 0;
-    Kokkos::parallel_reduce(
-        "sdot::kept::count_unslotted", Policy(space, 0, n),
-        KOKKOS_LAMBDA(int k, int& c) { c += unslotted(k); }, count);
-    Kokkos::View<int*, MemorySpace> list(
-        Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::kept::unslotted_items"),
-        count);
-    if (count > 0)
-      Kokkos::parallel_scan(
-          "sdot::kept::list_unslotted", Policy(space, 0, n),
-          KOKKOS_LAMBDA(int k, int& position, bool final) {
-            if (unslotted(k)) {
-              if (final)
-                list(position) = k;
-              ++position;
-            }
-          });
-    kept.overflow_items = list;
-  }
+  auto const unslotted = kept.unslotted;
+  int count = 0;
+  Kokkos::parallel_reduce(
+      "sdot::kept::count_unslotted", Policy(space, 0, n),
+      KOKKOS_LAMBDA(int k, int& c) { c += unslotted(k); }, count);
+  kept.overflow_items = flagged_items(space, "sdot::kept::unslotted_items", unslotted, count);
   return report;
 }
 
@@ -176,13 +159,7 @@ void kept_cell_polygons(ExecutionSpace const& space, SeedTree<MemorySpace> const
     return;
   // The cells without a slot: rebuilt at a capacity where they all fit, polygons only (their
   // measures go to scratch views).
-  CellOutputs<MemorySpace> scratch;
-  scratch.measures = Kokkos::View<double*, MemorySpace>(
-      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::kept::measures"), n);
-  scratch.centroids = Kokkos::View<double* [2], MemorySpace>(
-      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::kept::centroids"), n);
-  scratch.vertex_counts = Kokkos::View<int*, MemorySpace>(
-      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::kept::vertex_counts"), n);
+  CellOutputs<MemorySpace> scratch = allocate_cell_outputs(space, n, "sdot::kept::");
   scratch.polygon_offsets = offsets;
   scratch.polygon_vertices = vertices;
   scratch.polygon_labels = labels;

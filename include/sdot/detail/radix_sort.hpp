@@ -32,11 +32,13 @@ stable_sort_permutation(ExecutionSpace const& space,
     return perm;
   Kokkos::View<int*, MemorySpace> perm_next(
       Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::sort::permutation_next"), n);
-  Kokkos::View<std::uint64_t*, MemorySpace> key(
-      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::sort::keys"), n);
-  Kokkos::View<std::uint64_t*, MemorySpace> key_next(
-      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::sort::keys_next"), n);
-  Kokkos::deep_copy(space, key, keys);
+  // Each pass reads `key` (the input at first) and writes `key_next`, one of two buffers.
+  Kokkos::View<std::uint64_t*, MemorySpace> buffers[2] = {
+      Kokkos::View<std::uint64_t*, MemorySpace>(
+          Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::sort::keys"), n),
+      Kokkos::View<std::uint64_t*, MemorySpace>(
+          Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::sort::keys_next"), n)};
+  Kokkos::View<std::uint64_t const*, MemorySpace> key = keys;
 
   // Each block is scanned serially by one thread, so that equal digits keep their order.
   int const threads = loom::compat::concurrency(space);
@@ -64,6 +66,7 @@ stable_sort_permutation(ExecutionSpace const& space,
             offsets(k) = partial;
           partial += count;
         });
+    auto const key_next = buffers[pass % 2];
     Kokkos::parallel_for(
         "sdot::sort::scatter", Policy(space, 0, nb_blocks), KOKKOS_LAMBDA(int b) {
           int end = loom::compat::min(n, (b + 1) * block);
@@ -75,7 +78,7 @@ stable_sort_permutation(ExecutionSpace const& space,
           }
         });
     std::swap(perm, perm_next);
-    std::swap(key, key_next);
+    key = key_next;
   }
   return perm;
 }

@@ -1,7 +1,9 @@
 #pragma once
-// Counts to offsets.
+// Counts to offsets; the items whose flag is set.
 
 #include <Kokkos_Core.hpp>
+
+#include <string>
 
 namespace sdot::detail {
 
@@ -23,6 +25,28 @@ int exclusive_scan(ExecutionSpace const& space, char const* label, Counts const&
       },
       total);
   return total;
+}
+
+/// The items k with flags(k) ≠ 0, in order (`count` of them, counted by the caller): k itself,
+/// or items(k) when `items` is not empty.
+template <class ExecutionSpace, class Flags>
+Kokkos::View<int*, typename ExecutionSpace::memory_space>
+flagged_items(ExecutionSpace const& space, std::string const& label, Flags const& flags, int count,
+              Kokkos::View<int const*, typename ExecutionSpace::memory_space> items = {}) {
+  Kokkos::View<int*, typename ExecutionSpace::memory_space> list(
+      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, label), count);
+  if (count == 0)
+    return list;
+  Kokkos::parallel_scan(
+      label, Kokkos::RangePolicy<ExecutionSpace>(space, 0, static_cast<int>(flags.extent(0))),
+      KOKKOS_LAMBDA(int k, int& position, bool final) {
+        if (flags(k)) {
+          if (final)
+            list(position) = items.extent(0) ? items(k) : k;
+          ++position;
+        }
+      });
+  return list;
 }
 
 } // namespace sdot::detail

@@ -9,6 +9,7 @@
 // The tree order is: blocks along the Hilbert curve, and inside a block, its grid cells row
 // by row (Hilbert order inside a grid cell). Built with a few parallel passes.
 
+#include <sdot/detail/point_bounds.hpp>
 #include <sdot/detail/radix_sort.hpp>
 
 #include <cmath>
@@ -165,19 +166,9 @@ build_seed_tree(ExecutionSpace const& space, Kokkos::View<double const* [2], Mem
 
   // Hilbert keys on a 2^16 × 2^16 grid over the seeds' bounding box.
   constexpr int bits = 16;
-  Kokkos::MinMaxScalar<double> bounds[2];
-  for (int axis = 0; axis < 2; ++axis)
-    Kokkos::parallel_reduce(
-        "sdot::tree::bounds", Policy(space, 0, n),
-        KOKKOS_LAMBDA(int i, Kokkos::MinMaxScalar<double>& r) {
-          r.min_val = loom::compat::min(r.min_val, positions(i, axis));
-          r.max_val = loom::compat::max(r.max_val, positions(i, axis));
-        },
-        Kokkos::MinMax<double>(bounds[axis]));
-  Kokkos::MinMaxScalar<double> const& bx = bounds[0];
-  Kokkos::MinMaxScalar<double> const& by = bounds[1];
-  double const x0 = bx.min_val, y0 = by.min_val;
-  double const extent = loom::compat::max(bx.max_val - bx.min_val, by.max_val - by.min_val);
+  PointBounds const bounds = point_bounds(space, "sdot::tree::bounds", positions);
+  double const x0 = bounds.xmin, y0 = bounds.ymin;
+  double const extent = loom::compat::max(bounds.xmax - bounds.xmin, bounds.ymax - bounds.ymin);
   double const scale = extent > 0 ? ((1 << bits) - 1) / extent : 0;
   Kokkos::View<std::uint64_t*, MemorySpace> keys(
       Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::tree::hilbert_keys"), n);
