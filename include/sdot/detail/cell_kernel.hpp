@@ -163,49 +163,23 @@ KOKKOS_INLINE_FUNCTION bool clip_by_subtree(Polygon& cell, CellSeed const& seed,
   return false;
 }
 
-/// Clips `cell` by the seeds of grid cell (i, j) of block `g`, if the stopping rule allows
-/// any of them to cut. Returns true when the walk must stop.
-template <class MemorySpace>
-KOKKOS_INLINE_FUNCTION bool clip_by_grid_cell(Polygon& cell, CellSeed const& seed,
-                                              SeedTree<MemorySpace> const& tree, GridBlock const& g,
-                                              int i, int j, ClipResult& result) {
-  int const c = g.first_cell + j * g.nx + i;
-  int const begin = tree.cell_begin(c), end = tree.cell_begin(c + 1);
-  if (begin == end)
-    return false;
-  // The cell's square, widened for the rounding of column() and row().
-  double const margin = g.slack;
-  double const xmin = g.x0 + i * g.h - margin, ymin = g.y0 + j * g.h - margin;
-  double const dx =
-      loom::compat::max(loom::compat::max(xmin - seed.x, seed.x - (xmin + g.h + 2 * margin)), 0.0);
-  double const dy =
-      loom::compat::max(loom::compat::max(ymin - seed.y, seed.y - (ymin + g.h + 2 * margin)), 0.0);
-  if (!node_may_cut(dx * dx + dy * dy, seed.w, tree.cell_wmax(c), cell.max_radius2))
-    return false;
-  return clip_by_slots(cell, seed, tree, begin, end, result);
-}
-
-/// Clips `cell` by the seeds of block `block` (a node of level tree.block_level) near it:
-/// grid cells by increasing gap to the seed's (the ring table), until the stopping rule rules
-/// out every cell left. Returns true when the walk must stop; `table_ran_out` tells whether
-/// cells beyond the table may still cut (see clip_by_block_scan).
+/// Clips `cell` by the seeds of the near grid cells of block `block` (a node of level
+/// tree.block_level), nearest first, so that the cell is nearly final. Returns true when the
+/// walk must stop; `rest_in_reach` tells whether seeds of farther grid cells may still cut.
 template <class MemorySpace>
 KOKKOS_INLINE_FUNCTION bool clip_by_block_near(Polygon& cell, CellSeed const& seed,
                                                SeedTree<MemorySpace> const& tree, int block,
-                                               bool& table_ran_out, ClipResult& result) {
+                                               bool& rest_in_reach, ClipResult& result) {
   GridBlock const g = tree.blocks(block - (1 << tree.block_level));
   double const w_gap = seed.w - tree.nodes(block).wmax;
   int const ci = g.column(seed.x), cj = g.row(seed.y);
-  // The gaps hold for a seed in its grid cell (the seeds of the block are), up to g.slack.
-  int const nb_offsets = static_cast<int>(tree.ring.extent(0));
-  table_ran_out = false;
-  // Cells by increasing gap: the nearest seeds come first and shrink the cell, so that most
-  // farther ones fail the stopping rule without a clip. The gap bound alone decides (a test
-  // per grid cell costs more than it saves at about one seed per cell): a seed at distance d
-  // may cut only if d < R + sqrt(R² − w_i + w_max), so the walk stops at the first cell whose
-  // gap, in units of h, is beyond that (recomputed when the cell shrinks).
+  rest_in_reach = false;
+  // A seed at distance d may cut only if d < R + sqrt(R² − w_i + w_max): the walk stops at
+  // the first cell whose gap, in units of h, is beyond that (recomputed when the cell shrinks).
   double r2 = -1, limit = 0;
+  int const nb_offsets = static_cast<int>(tree.ring.extent(0));
   for (int k = 0; k < nb_offsets; ++k) {
+    RingOffset const o = tree.ring(k);
     if (cell.max_radius2 != r2) {
       r2 = cell.max_radius2;
       double const reach = reach_of_weighted_seeds(r2, w_gap);
@@ -213,9 +187,8 @@ KOKKOS_INLINE_FUNCTION bool clip_by_block_near(Polygon& cell, CellSeed const& se
         return false;
       limit = (reach + 2 * g.slack) * g.inv_h;
     }
-    RingOffset const o = tree.ring(k);
     if (o.gap >= limit)
-      return false; // the gaps only grow from here, and are ≥ reach beyond the table
+      return false; // the gaps only grow from here
     int const i = ci + o.di, j = cj + o.dj;
     if (i < 0 || j < 0 || i >= g.nx || j >= g.ny)
       continue;
@@ -223,47 +196,67 @@ KOKKOS_INLINE_FUNCTION bool clip_by_block_near(Polygon& cell, CellSeed const& se
     if (clip_by_slots(cell, seed, tree, tree.cell_begin(c), tree.cell_begin(c + 1), result))
       return true;
   }
-  table_ran_out = limit > tree.ring_reach; // cells beyond the table have gaps ≥ ring_reach
+  rest_in_reach = true;
   return false;
 }
 
-/// Clips `cell` by the seeds of block `block` within the reach of the stopping rule, by a scan
-/// of the grid cells there; with `skip_table`, except the cells of the ring table around the
-/// seed's cell (already done). Returns true when the walk must stop.
+/// Clips `cell` by the seeds of block `block` beyond its near grid cells, within the disk of
+/// the stopping rule, row by row: the seeds of a row segment are consecutive slots, tested in
+/// one loop whose stopping test is nearly always false (no branch per grid cell to
+/// mispredict). Returns true when the walk must stop.
 template <class MemorySpace>
-KOKKOS_INLINE_FUNCTION bool clip_by_block_scan(Polygon& cell, CellSeed const& seed,
+KOKKOS_INLINE_FUNCTION bool clip_by_block_rest(Polygon& cell, CellSeed const& seed,
                                                SeedTree<MemorySpace> const& tree, int block,
-                                               bool skip_table, ClipResult& result) {
+                                               ClipResult& result) {
   GridBlock const g = tree.blocks(block - (1 << tree.block_level));
-  // Seeds of weight ≤ wmax cut only within distance R + sqrt(R² + wmax − w) of the seed.
-  double const r2 = cell.max_radius2;
-  double const slack = r2 + (tree.nodes(block).wmax - seed.w);
-  if (slack < 0)
-    return false;
-  double const reach = (loom::compat::sqrt(r2) + loom::compat::sqrt(slack)) * (1 + 1e-9) + g.slack;
+  double const w_gap = seed.w - tree.nodes(block).wmax;
   int const ci = g.column(seed.x), cj = g.row(seed.y);
-  int const reach2 = tree.ring_reach * tree.ring_reach;
-  int const i_begin = g.column(seed.x - reach), i_end = g.column(seed.x + reach);
+  // Distance below which a seed of the block may cut, widened by the grid's rounding slack
+  // (below the slack: none may cut); recomputed when the cell shrinks.
+  auto reach_now = [&] { return reach_of_weighted_seeds(cell.max_radius2, w_gap) + g.slack; };
+  double r2 = cell.max_radius2, reach = reach_now();
+  if (!(reach >= g.slack))
+    return false;
   int const j_begin = g.row(seed.y - reach), j_end = g.row(seed.y + reach);
-  for (int j = j_begin; j <= j_end; ++j)
-    for (int i = i_begin; i <= i_end; ++i) {
-      if (skip_table && grid_gap2(i - ci, j - cj) < reach2)
-        continue; // in the table
-      if (clip_by_grid_cell(cell, seed, tree, g, i, j, result))
-        return true;
+  for (int j = j_begin; j <= j_end; ++j) {
+    if (cell.max_radius2 != r2) {
+      r2 = cell.max_radius2;
+      reach = reach_now();
+      if (!(reach >= g.slack))
+        return false;
     }
+    double const ylo = g.y0 + j * g.h - g.slack, yhi = ylo + g.h + 2 * g.slack;
+    double const dy = loom::compat::max(loom::compat::max(ylo - seed.y, seed.y - yhi), 0.0);
+    if (dy >= reach)
+      continue;
+    double const half = loom::compat::sqrt(reach * reach - dy * dy) + g.slack;
+    int const i_begin = g.column(seed.x - half), i_end = g.column(seed.x + half);
+    int const row = g.first_cell + j * g.nx;
+    auto segment = [&](int first, int last) {
+      return first <= last && clip_by_slots(cell, seed, tree, tree.cell_begin(row + first),
+                                            tree.cell_begin(row + last + 1), result);
+    };
+    // Columns [i_begin, i_end] less the near ones [ci − a, ci + a]: at most two segments.
+    int const a = near_half_width(j - cj);
+    if (a < 0 ? segment(i_begin, i_end)
+              : segment(i_begin, loom::compat::min(i_end, ci - a - 1)) ||
+                    segment(loom::compat::max(i_begin, ci + a + 1), i_end))
+      return true;
+  }
   return false;
 }
 
 /// Clips `cell` by every seed of `tree` that can cut it. Returns `emptied`, `overflow`,
 /// `clipped` or `unchanged`.
 ///
-/// A seed of the tree starts with its own block, through the block's grid, nearest cells
-/// first, so that the cell is nearly final before anything farther is tested (a tree without
-/// grids: its own leaf). Then the other nodes are visited best first (nearest box first, from a
-/// small binary heap that starts with the siblings of the path from the block to the root),
-/// each pruned by the stopping rule with the cell as it is when the node is reached. Any other
-/// seed (a cell received from elsewhere) starts the heap with the root.
+/// A seed of the tree starts with the near grid cells of its own block, nearest first, so that
+/// the cell is nearly final before anything farther is tested (a tree without grids: its own
+/// leaf). Then the other nodes are visited best first (nearest box first, from a small binary
+/// heap that starts with the siblings of the path from the block to the root), each pruned by
+/// the stopping rule with the cell as it is when the node is reached. The rest of its own block
+/// comes last, row by row, when the cell is final: a cell near the block's border is first cut
+/// by its neighbours across the border. Any other seed (a cell received from elsewhere) starts
+/// the heap with the root.
 template <class MemorySpace>
 KOKKOS_INLINE_FUNCTION ClipResult clip_by_tree(Polygon& cell, CellSeed const& seed,
                                                SeedTree<MemorySpace> const& tree) {
@@ -292,13 +285,13 @@ KOKKOS_INLINE_FUNCTION ClipResult clip_by_tree(Polygon& cell, CellSeed const& se
   bool const has_grids = tree.blocks.extent(0) > 0;
   int const own_level = has_grids ? tree.block_level : tree.depth;
   int own = -1;
-  bool table_ran_out = false;
+  bool rest_in_reach = false;
   if (seed.tree_slot >= 0) {
     own = 1;
     for (int level = 0; level < own_level; ++level)
       own = 2 * own + (seed.tree_slot >= tree.node_begin(2 * own + 1, level + 1));
     if (has_grids) {
-      if (clip_by_block_near(cell, seed, tree, own, table_ran_out, result))
+      if (clip_by_block_near(cell, seed, tree, own, rest_in_reach, result))
         return result;
     } else if (clip_by_leaf(cell, seed, tree, own, result)) {
       return result;
@@ -357,8 +350,8 @@ KOKKOS_INLINE_FUNCTION ClipResult clip_by_tree(Polygon& cell, CellSeed const& se
         return result;
     }
   }
-  if (table_ran_out && clip_by_block_scan(cell, seed, tree, own, true, result))
-    return result;
+  if (rest_in_reach)
+    clip_by_block_rest(cell, seed, tree, own, result);
   return result;
 }
 

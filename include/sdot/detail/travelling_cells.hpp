@@ -44,10 +44,8 @@ struct Forest {
   Concatenated<TreeNode, MemorySpace> nodes;
   Concatenated<GridBlock, MemorySpace> blocks;
   Concatenated<int, MemorySpace> cell_begin;
-  Concatenated<double, MemorySpace> cell_wmax;
   Kokkos::View<int*, MemorySpace> depth, block_level; ///< [L]
   Kokkos::View<RingOffset*, MemorySpace> ring;        ///< the same for every tree
-  int ring_reach = 0;
   int local_count = 0;
 
   /// The tree of local rank l (views into the forest; usable in kernels).
@@ -61,9 +59,7 @@ struct Forest {
     t.block_level = block_level(l);
     t.blocks = blocks.part(l);
     t.cell_begin = cell_begin.part(l);
-    t.cell_wmax = cell_wmax.part(l);
     t.ring = ring;
-    t.ring_reach = ring_reach;
     return t;
   }
 };
@@ -428,11 +424,9 @@ public:
     forest_.nodes = field(&SeedTree<memory_space>::nodes);
     forest_.blocks = field(&SeedTree<memory_space>::blocks);
     forest_.cell_begin = field(&SeedTree<memory_space>::cell_begin);
-    forest_.cell_wmax = field(&SeedTree<memory_space>::cell_wmax);
     forest_.depth = to_device("sdot::travel::depth", depth);
     forest_.block_level = to_device("sdot::travel::block_level", block_level);
     forest_.ring = local > 0 ? trees[0].ring : Kokkos::View<RingOffset*, memory_space>();
-    forest_.ring_reach = local > 0 ? trees[0].ring_reach : 0;
     // Every rank's box, on every process.
     auto all_boxes = ranks_.allgather(boxes_local);
     std::vector<RankTreeNode> rank_tree;
