@@ -246,23 +246,14 @@ KOKKOS_INLINE_FUNCTION bool clip_by_block_rest(Polygon& cell, CellSeed const& se
   return false;
 }
 
-/// Clips `cell` by every seed of `tree` that can cut it. Returns `emptied`, `overflow`,
-/// `clipped` or `unchanged`.
-///
-/// A seed of the tree starts with the near grid cells of its own block, nearest first, so that
-/// the cell is nearly final before anything farther is tested (a tree without grids: its own
-/// leaf). Then the other nodes are visited best first (nearest box first, from a small binary
-/// heap that starts with the siblings of the path from the block to the root), each pruned by
-/// the stopping rule with the cell as it is when the node is reached. The rest of its own block
-/// comes last, row by row, when the cell is final: a cell near the block's border is first cut
-/// by its neighbours across the border. Any other seed (a cell received from elsewhere) starts
-/// the heap with the root.
+/// Best-first walk of the tree (nearest box first, from a small binary heap), each node pruned
+/// by the stopping rule with the cell as it is when the node is reached. The heap starts with
+/// the siblings of the path from node `own` to the root, or with the root when own < 1.
+/// Returns true when the walk must stop.
 template <class MemorySpace>
-KOKKOS_INLINE_FUNCTION ClipResult clip_by_tree(Polygon& cell, CellSeed const& seed,
-                                               SeedTree<MemorySpace> const& tree) {
-  ClipResult result = ClipResult::unchanged;
-  if (tree.size == 0)
-    return result;
+KOKKOS_INLINE_FUNCTION bool clip_best_first(Polygon& cell, CellSeed const& seed,
+                                            SeedTree<MemorySpace> const& tree, int own,
+                                            ClipResult& result) {
   constexpr int heap_capacity = 96; // ≥ depth + 2: the path's siblings fit
   int heap_node[heap_capacity];
   double heap_d2[heap_capacity];
@@ -280,22 +271,7 @@ KOKKOS_INLINE_FUNCTION ClipResult clip_by_tree(Polygon& cell, CellSeed const& se
     heap_node[i] = node;
     heap_d2[i] = d2;
   };
-  // The seed's own block (with its grid), or its own leaf for a tree without grids (such as
-  // one assembled from views by hand): its nearest seeds are there.
-  bool const has_grids = tree.blocks.extent(0) > 0;
-  int const own_level = has_grids ? tree.block_level : tree.depth;
-  int own = -1;
-  bool rest_in_reach = false;
-  if (seed.tree_slot >= 0) {
-    own = 1;
-    for (int level = 0; level < own_level; ++level)
-      own = 2 * own + (seed.tree_slot >= tree.node_begin(2 * own + 1, level + 1));
-    if (has_grids) {
-      if (clip_by_block_near(cell, seed, tree, own, rest_in_reach, result))
-        return result;
-    } else if (clip_by_leaf(cell, seed, tree, own, result)) {
-      return result;
-    }
+  if (own >= 1) {
     for (int node = own; node > 1; node /= 2) {
       TreeNode const box = tree.nodes(node ^ 1);
       double const d2 = box_distance2(box, seed.x, seed.y);
@@ -336,7 +312,7 @@ KOKKOS_INLINE_FUNCTION ClipResult clip_by_tree(Polygon& cell, CellSeed const& se
       continue;
     if (node >= first_leaf) {
       if (clip_by_leaf(cell, seed, tree, node, result))
-        return result;
+        return true;
       continue;
     }
     for (int child = 2 * node; child <= 2 * node + 1; ++child) {
@@ -347,8 +323,53 @@ KOKKOS_INLINE_FUNCTION ClipResult clip_by_tree(Polygon& cell, CellSeed const& se
       if (heap_size < heap_capacity)
         push(child, d2);
       else if (clip_by_subtree(cell, seed, tree, child, result))
-        return result;
+        return true;
     }
+  }
+  return false;
+}
+
+/// Clips `cell` by every seed of `tree` that can cut it. Returns `emptied`, `overflow`,
+/// `clipped` or `unchanged`.
+///
+/// A seed of the tree starts with the near grid cells of its own block, nearest first (a tree
+/// without grids: its own leaf). Then the other blocks: if the cell is now nearly final (within
+/// 4 grid steps of its seed: 2 and 3 measured slightly worse), the siblings of the path from the
+/// block to the root, from the lowest up, each walked depth first, nearest child first; otherwise
+/// (a cell at the border of the seeds, still large) best first, so that the nearest seeds shrink it
+/// before farther ones are looked at (depth first, such a cell would be clipped many times, and
+/// overflow). Every node is pruned by the stopping rule with the cell as it is when the node is
+/// reached. The rest of its own block comes last, row by row, when the cell is final: a cell near
+/// the block's border is first cut by its neighbours across the border. Any other seed (a cell
+/// received from elsewhere) walks the whole tree best first.
+template <class MemorySpace>
+KOKKOS_INLINE_FUNCTION ClipResult clip_by_tree(Polygon& cell, CellSeed const& seed,
+                                               SeedTree<MemorySpace> const& tree) {
+  ClipResult result = ClipResult::unchanged;
+  if (tree.size == 0)
+    return result;
+  if (seed.tree_slot < 0) {
+    clip_best_first(cell, seed, tree, 0, result);
+    return result;
+  }
+  // The seed's own block (with its grid), or its own leaf for a tree without grids (such as
+  // one assembled from views by hand): its nearest seeds are there.
+  bool const has_grids = tree.blocks.extent(0) > 0;
+  int const own_level = has_grids ? tree.block_level : tree.depth;
+  int own = 1;
+  for (int level = 0; level < own_level; ++level)
+    own = 2 * own + (seed.tree_slot >= tree.node_begin(2 * own + 1, level + 1));
+  bool rest_in_reach = false;
+  if (has_grids ? clip_by_block_near(cell, seed, tree, own, rest_in_reach, result)
+                : clip_by_leaf(cell, seed, tree, own, result))
+    return result;
+  double const h = has_grids ? tree.blocks(own - (1 << own_level)).h : 0;
+  if (cell.max_radius2 <= 16 * h * h) {
+    for (int node = own; node > 1; node /= 2)
+      if (clip_by_subtree(cell, seed, tree, node ^ 1, result))
+        return result;
+  } else if (clip_best_first(cell, seed, tree, own, result)) {
+    return result;
   }
   if (rest_in_reach)
     clip_by_block_rest(cell, seed, tree, own, result);
