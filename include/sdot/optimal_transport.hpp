@@ -18,6 +18,7 @@
 #include <cmath>
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <optional>
 #include <sstream>
 #include <stdexcept>
@@ -41,7 +42,7 @@ struct NewtonProgress {
 enum class CgPreconditioner {
   /// The diagonal (iterations grow like √N).
   jacobi,
-  /// Block Jacobi over processes, each block by one V-cycle of a multilevel aggregation
+  /// Block Jacobi over processes, each block by one W-cycle of a multilevel aggregation
   /// (Z-order aggregates, Galerkin coarse matrices, damped Jacobi smoothing): iterations grow
   /// slowly with N (docs/transport.md).
   aggregation,
@@ -129,14 +130,23 @@ public:
   /// Area of the whole domain.
   double domain_area() const { return area_; }
   /// Sets this process's weights (the diagram is computed on first use; collective when
-  /// spread).
-  void set_weights(scalars_type weights) {
+  /// spread). With `abandon_below`, the computation may give up once a cell's measure is below
+  /// it (abandoned()): for trial weights that such a cell would reject anyway.
+  void set_weights(scalars_type weights,
+                   double abandon_below = -std::numeric_limits<double>::infinity()) {
+    options_.abandon_below = abandon_below;
     diagram_.reset();
     if constexpr (diagram_type::is_spread)
       diagram_.emplace(loom::spread(positions_, ranks_), loom::spread(weights, ranks_), boundaries_,
                        options_, space_);
     else
       diagram_.emplace(space_, positions_, weights, boundaries_, options_);
+  }
+  /// Whether the last computation gave up (set_weights()'s abandon_below) on this process.
+  /// Abandoning is for one box only: a spread diagram never gives up, so all processes agree.
+  bool abandoned() {
+    measures();
+    return diagram().statistics().abandoned;
   }
   /// Areas of this process's cells.
   scalars_type measures() {
@@ -179,7 +189,8 @@ private:
 /// PowerDiagramOptions::nb_boxes boxes), as the transport solver consumes them. Any type with
 /// the same members can be given to solve_optimal_transport(): a distributed diagram provides
 /// this process's block of seeds (in the processes' order) and cells whose edge sources are
-/// global seed numbers; every member but the accessors is then collective.
+/// global seed numbers; every member but the accessors is then collective, and abandoned()
+/// must give the same answer on every process.
 template <class ExecutionSpace = Kokkos::DefaultExecutionSpace>
 class OneProcessCells : public detail::DiagramCells<ExecutionSpace, WholeInput> {
 public:
@@ -416,8 +427,8 @@ solve_optimal_transport(Cells& cells,
   else
     Kokkos::deep_copy(space, weights, 0.0);
 
-  auto evaluate = [&](Scalars w) {
-    cells.set_weights(w);
+  auto evaluate = [&](Scalars w, double abandon_below) {
+    cells.set_weights(w, abandon_below);
     ++stats.diagram_evaluations;
     return cells.measures();
   };
@@ -427,7 +438,7 @@ solve_optimal_transport(Cells& cells,
                                  std::sqrt(detail::global_sum(ranks, local[1]))};
   };
 
-  Scalars measures = evaluate(weights);
+  Scalars measures = evaluate(weights, -std::numeric_limits<double>::infinity());
   {
     int const empty = detail::first_non_positive(space, measures);
     auto const found = ranks.allgather(
@@ -518,8 +529,10 @@ solve_optimal_transport(Cells& cells,
     int halvings = 0;
     for (;;) {
       detail::linear_combination(space, trial, weights, step, delta, -step * delta_mean);
-      Scalars trial_measures = evaluate(trial);
-      int const below = detail::first_below(space, trial_measures, threshold);
+      // A cell below the threshold rejects the step: the diagram may give up at the first.
+      Scalars trial_measures = evaluate(trial, threshold);
+      int const below =
+          cells.abandoned() ? 0 : detail::first_below(space, trial_measures, threshold);
       bool const kept = detail::global_max(ranks, below < n ? 1.0 : 0.0) == 0;
       std::array<double, 2> trial_error{0, 0};
       if (kept)

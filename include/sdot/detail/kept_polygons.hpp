@@ -69,7 +69,8 @@ CellsReport
 build_cells_keeping_polygons(ExecutionSpace const& space, SeedTree<MemorySpace> const& tree,
                              Kokkos::View<double const* [2], MemorySpace> domain_vertices,
                              Kokkos::View<int const*, MemorySpace> domain_labels, int capacity,
-                             CellOutputs<MemorySpace> const& out, SlotPolygons<MemorySpace>& kept) {
+                             CellOutputs<MemorySpace> const& out, SlotPolygons<MemorySpace>& kept,
+                             AbandonBelow<MemorySpace> const& abandon = {}) {
   using Policy = Kokkos::RangePolicy<ExecutionSpace>;
   loom::compat::ScopedRegion region("sdot::build_cells_keeping_polygons");
   kept = SlotPolygons<MemorySpace>{};
@@ -77,7 +78,7 @@ build_cells_keeping_polygons(ExecutionSpace const& space, SeedTree<MemorySpace> 
   int const domain_size = static_cast<int>(domain_vertices.extent(0));
   int const inline_capacity = inline_polygon_capacity(capacity, domain_size);
   if (inline_capacity == 0)
-    return build_cells(space, tree, domain_vertices, domain_labels, capacity, out);
+    return build_cells(space, tree, domain_vertices, domain_labels, capacity, out, abandon);
 
   kept.capacity = loom::compat::min(inline_capacity, kept_slot_capacity);
   std::size_t const rows = std::size_t(n) * std::size_t(kept.capacity);
@@ -93,13 +94,18 @@ build_cells_keeping_polygons(ExecutionSpace const& space, SeedTree<MemorySpace> 
       Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::kept::overflowed"), n);
   CellOutputs<MemorySpace> plain = out;
   plain.polygon_offsets = {};
-  CellsFunctor<MemorySpace> step{tree, domain_vertices, domain_labels, {}, plain, overflowed};
+  CellsFunctor<MemorySpace> step{tree,  domain_vertices, domain_labels, {},
+                                 plain, overflowed,      abandon};
   for_each_cell(space, "sdot::cells::first_pass_keeping_polygons",
                 SlotCellsStep<MemorySpace>{step, kept}, n, inline_capacity);
-
-  // The cells that did not fit: as build_cells(), measures only, doubling the capacity.
   CellsReport report;
   report.final_capacity = inline_capacity;
+  if (abandoned(space, abandon)) {
+    report.abandoned = true;
+    return report;
+  }
+
+  // The cells that did not fit: as build_cells(), measures only, doubling the capacity.
   rebuild_overflowed_cells(space, step, overflowed, n, 2 * inline_capacity, true, report);
   kept.overflow_capacity = report.final_capacity;
   // The cells without a slot, by tree slot (rebuilt by kept_cell_polygons()).
