@@ -248,12 +248,14 @@ KOKKOS_INLINE_FUNCTION bool clip_by_block_rest(Polygon& cell, CellSeed const& se
 
 /// Best-first walk of the tree (nearest box first, from a small binary heap), each node pruned
 /// by the stopping rule with the cell as it is when the node is reached. The heap starts with
-/// the siblings of the path from node `own` to the root, or with the root when own < 1.
-/// Returns true when the walk must stop.
+/// the siblings of the path from node `own` to the root, or with the root when own < 1. Once
+/// the cell's squared radius is at most `settled_r2`, the nodes left in the heap are walked
+/// depth first instead, in the heap's order (no more sifts). Returns true when the walk must
+/// stop.
 template <class MemorySpace>
 KOKKOS_INLINE_FUNCTION bool clip_best_first(Polygon& cell, CellSeed const& seed,
                                             SeedTree<MemorySpace> const& tree, int own,
-                                            ClipResult& result) {
+                                            double settled_r2, ClipResult& result) {
   constexpr int heap_capacity = 96; // ≥ depth + 2: the path's siblings fit
   int heap_node[heap_capacity];
   double heap_d2[heap_capacity];
@@ -283,6 +285,12 @@ KOKKOS_INLINE_FUNCTION bool clip_best_first(Polygon& cell, CellSeed const& seed,
   }
   int const first_leaf = tree.first_leaf();
   while (heap_size > 0) {
+    if (cell.max_radius2 <= settled_r2) {
+      for (int k = 0; k < heap_size; ++k)
+        if (clip_by_subtree(cell, seed, tree, heap_node[k], result))
+          return true;
+      return false;
+    }
     int const node = heap_node[0];
     double const node_d2 = heap_d2[0];
     // Pop: sift the last entry down from the top.
@@ -349,7 +357,7 @@ KOKKOS_INLINE_FUNCTION ClipResult clip_by_tree(Polygon& cell, CellSeed const& se
   if (tree.size == 0)
     return result;
   if (seed.tree_slot < 0) {
-    clip_best_first(cell, seed, tree, 0, result);
+    clip_best_first(cell, seed, tree, 0, -1, result);
     return result;
   }
   // The seed's own block (with its grid), or its own leaf for a tree without grids (such as
@@ -364,11 +372,12 @@ KOKKOS_INLINE_FUNCTION ClipResult clip_by_tree(Polygon& cell, CellSeed const& se
                 : clip_by_leaf(cell, seed, tree, own, result))
     return result;
   double const h = has_grids ? tree.blocks(own - (1 << own_level)).h : 0;
-  if (cell.max_radius2 <= 16 * h * h) {
+  double const settled_r2 = 16 * h * h;
+  if (cell.max_radius2 <= settled_r2) {
     for (int node = own; node > 1; node /= 2)
       if (clip_by_subtree(cell, seed, tree, node ^ 1, result))
         return result;
-  } else if (clip_best_first(cell, seed, tree, own, result)) {
+  } else if (clip_best_first(cell, seed, tree, own, settled_r2, result)) {
     return result;
   }
   if (rest_in_reach)
