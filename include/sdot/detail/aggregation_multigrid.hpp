@@ -7,8 +7,8 @@
 //   `aggregate_size`; the coarse nodes keep that order, so the next level groups consecutive
 //   coarse nodes, and so on (one sort per transport solve: positions() do not change).
 // - Prolongation: piecewise constant (unsmoothed aggregation); coarse matrices by the Galerkin
-//   product Pᵀ A P, assembled per coarse row (entries sorted by column and summed in that
-//   order: the same bits on every run).
+//   product Pᵀ A P, assembled per coarse row (entries kept sorted by column, each summed in the
+//   fine entries' order: the same bits on every run).
 // - Smoother: `sweeps` damped Jacobi sweeps (ω) before and after the coarse correction (so the
 //   cycle is symmetric); the coarse correction is scaled by `coarse_scale` (over-correction,
 //   which unsmoothed aggregation needs).
@@ -187,7 +187,9 @@ MultigridLevel<MemorySpace> mg_coarsen(ExecutionSpace const& space,
   int const raw_total = exclusive_scan(space, "sdot::mg::raw_offsets", counts, raw_offsets);
   auto raw_columns = ints("sdot::mg::raw_columns", raw_total);
   auto raw_values = doubles("sdot::mg::raw_values", raw_total);
-  // Entries of each coarse row, insertion-sorted by coarse column (stable), then counted.
+  // Entries of each coarse row by coarse column: an insertion that adds a value to the entry
+  // of its column when there is one (so the list stays short), in the fine entries' order:
+  // the same sums, in the same order, as a stable sort then a merge.
   Kokkos::parallel_for(
       "sdot::mg::sort_rows", Policy(space, 0, coarse_size), KOKKOS_LAMBDA(int c) {
         int const b = raw_offsets(c);
@@ -200,20 +202,22 @@ MultigridLevel<MemorySpace> mg_coarsen(ExecutionSpace const& space,
             int const column = aggregate(columns(e));
             double const value = values(e);
             int s = end;
-            while (s > b && raw_columns(s - 1) > column) {
-              raw_columns(s) = raw_columns(s - 1);
-              raw_values(s) = raw_values(s - 1);
+            while (s > b && raw_columns(s - 1) > column)
               --s;
+            if (s > b && raw_columns(s - 1) == column) {
+              raw_values(s - 1) += value;
+              continue;
+            }
+            for (int t = end; t > s; --t) {
+              raw_columns(t) = raw_columns(t - 1);
+              raw_values(t) = raw_values(t - 1);
             }
             raw_columns(s) = column;
             raw_values(s) = value;
             ++end;
           }
         }
-        int distinct = 0;
-        for (int r = b; r < end; ++r)
-          distinct += r == b || raw_columns(r) != raw_columns(r - 1);
-        counts(c) = distinct;
+        counts(c) = end - b;
       });
   MultigridLevel<MemorySpace> coarse;
   coarse.size = coarse_size;
@@ -227,19 +231,14 @@ MultigridLevel<MemorySpace> mg_coarsen(ExecutionSpace const& space,
   auto const out_values = coarse.values;
   auto const inverse_diagonal = coarse.inverse_diagonal;
   Kokkos::parallel_for(
-      "sdot::mg::merge", Policy(space, 0, coarse_size), KOKKOS_LAMBDA(int c) {
-        int const b = raw_offsets(c), e = raw_offsets(c + 1);
-        int out = out_map(c) - 1;
+      "sdot::mg::copy_rows", Policy(space, 0, coarse_size), KOKKOS_LAMBDA(int c) {
+        int const b = raw_offsets(c), out = out_map(c), size = out_map(c + 1) - out;
         double diagonal = 0;
-        for (int r = b; r < e; ++r) {
-          if (r == b || raw_columns(r) != raw_columns(r - 1)) {
-            ++out;
-            out_columns(out) = raw_columns(r);
-            out_values(out) = 0;
-          }
-          out_values(out) += raw_values(r);
-          if (raw_columns(r) == c)
-            diagonal += raw_values(r);
+        for (int r = 0; r < size; ++r) {
+          out_columns(out + r) = raw_columns(b + r);
+          out_values(out + r) = raw_values(b + r);
+          if (raw_columns(b + r) == c)
+            diagonal = raw_values(b + r);
         }
         inverse_diagonal(c) = diagonal > 0 ? 1 / diagonal : 1.0;
       });
