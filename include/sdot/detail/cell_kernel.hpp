@@ -229,9 +229,14 @@ KOKKOS_INLINE_FUNCTION bool clip_by_block_rest(Polygon& cell, CellSeed const& se
     double const dy = loom::compat::max(loom::compat::max(ylo - seed.y, seed.y - yhi), 0.0);
     if (dy >= reach)
       continue;
-    double const half = loom::compat::sqrt(reach * reach - dy * dy) + g.slack;
-    int const i_begin = g.column(seed.x - half), i_end = g.column(seed.x + half);
+    // The row's own largest weight narrows the disk (rows far in weight are skipped).
     int const row = g.first_cell + j * g.nx;
+    double const row_reach =
+        reach_of_weighted_seeds(cell.max_radius2, seed.w - tree.row_wmax(row)) + g.slack;
+    if (!(row_reach > dy))
+      continue;
+    double const half = loom::compat::sqrt(row_reach * row_reach - dy * dy) + g.slack;
+    int const i_begin = g.column(seed.x - half), i_end = g.column(seed.x + half);
     auto segment = [&](int first, int last) {
       return first <= last && clip_by_slots(cell, seed, tree, tree.cell_begin(row + first),
                                             tree.cell_begin(row + last + 1), result);

@@ -80,7 +80,10 @@ struct SeedTree {
   int block_level = 0;                          ///< blocks are the nodes of this level (≤ depth)
   Kokkos::View<GridBlock*, MemorySpace> blocks; ///< by block node − 2^block_level
   Kokkos::View<int*, MemorySpace> cell_begin;   ///< first tree slot of each grid cell, + end
-  Kokkos::View<RingOffset*, MemorySpace> ring;  ///< the near grid offsets, nearest first
+  /// Largest weight in each grid row, at the index of the row's first cell (other entries
+  /// unused): a row's seeds are consecutive slots.
+  Kokkos::View<double*, MemorySpace> row_wmax;
+  Kokkos::View<RingOffset*, MemorySpace> ring; ///< the near grid offsets, nearest first
 
   KOKKOS_INLINE_FUNCTION int first_leaf() const { return 1 << depth; }
   /// First sorted seed of node `node` (heap numbering) at level `level`.
@@ -282,6 +285,21 @@ build_seed_tree(ExecutionSpace const& space, Kokkos::View<double const* [2], Mem
         if (b == nb_blocks - 1)
           cell_begin(g.first_cell + g.nx * g.ny) = n;
       });
+  tree.row_wmax = Kokkos::View<double*, MemorySpace>(
+      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::tree::row_wmax"), nb_cells);
+  auto const row_wmax = tree.row_wmax;
+  Kokkos::parallel_for(
+      "sdot::tree::row_weights", Policy(space, 0, nb_blocks), KOKKOS_LAMBDA(int b) {
+        GridBlock const g = blocks(b);
+        for (int j = 0; j < g.ny; ++j) {
+          int const row = g.first_cell + j * g.nx;
+          double w = -loom::compat::infinity<double>();
+          for (int t = cell_begin(row); t < cell_begin(row + g.nx); ++t)
+            w = loom::compat::max(w, seeds(t).w);
+          row_wmax(row) = w;
+        }
+      });
+
   // Leaves from their seeds, then each level from the one below.
   int const depth = tree.depth;
   tree.nodes = Kokkos::View<TreeNode*, MemorySpace>(

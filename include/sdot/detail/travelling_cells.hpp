@@ -44,6 +44,7 @@ struct Forest {
   Concatenated<TreeNode, MemorySpace> nodes;
   Concatenated<GridBlock, MemorySpace> blocks;
   Concatenated<int, MemorySpace> cell_begin;
+  Concatenated<double, MemorySpace> row_wmax;
   Kokkos::View<int*, MemorySpace> depth, block_level; ///< [L]
   Kokkos::View<RingOffset*, MemorySpace> ring;        ///< the same for every tree
   int local_count = 0;
@@ -59,6 +60,7 @@ struct Forest {
     t.block_level = block_level(l);
     t.blocks = blocks.part(l);
     t.cell_begin = cell_begin.part(l);
+    t.row_wmax = row_wmax.part(l);
     t.ring = ring;
     return t;
   }
@@ -424,6 +426,7 @@ public:
     forest_.nodes = field(&SeedTree<memory_space>::nodes);
     forest_.blocks = field(&SeedTree<memory_space>::blocks);
     forest_.cell_begin = field(&SeedTree<memory_space>::cell_begin);
+    forest_.row_wmax = field(&SeedTree<memory_space>::row_wmax);
     forest_.depth = to_device("sdot::travel::depth", depth);
     forest_.block_level = to_device("sdot::travel::block_level", block_level);
     forest_.ring = local > 0 ? trees[0].ring : Kokkos::View<RingOffset*, memory_space>();
