@@ -8,7 +8,8 @@
 //   --fixed-cg-tol: the fixed cg_tol of earlier versions instead of forcing terms;
 //   --cg-tol X: the tightest forcing term (cg_tol)
 //   --jacobi: the Jacobi preconditioner instead of the multilevel aggregation;
-//   --aggregate-size K, --sweeps S, --omega W, --coarse-scale A, --coarsest-size M: its settings
+//   --aggregate-size K, --sweeps S, --omega W, --coarse-scale A, --coarsest-size M,
+//   --cycle C (1: V-cycle, 2: W-cycle): its settings
 //
 // One JSON line per case on stdout. Not a pass/fail test: see docs/transport.md for targets.
 #include <bench_clouds.hpp>
