@@ -229,6 +229,31 @@ public:
     return polygons;
   }
 
+  /// New weights for the same seeds (whole input; one per seed; the positions' values must be
+  /// those given to the constructor). The next computation gives
+  /// what a new PowerDiagram would, and with one box keeps the spatial index (its order and
+  /// grids depend on the positions only: the weight bounds are updated, ~10 % of a diagram).
+  /// @throws std::invalid_argument for a size mismatch or a non-finite weight (its index);
+  /// nothing changes then
+  template <class I = Input, class = std::enable_if_t<std::is_same<I, WholeInput>::value>>
+  void set_weights(scalars_type weights) {
+    detail::validate_seeds(space_, positions_, weights);
+    weights_ = weights;
+    travelling_.reset(); // its ranks' trees hold the weights
+    outputs_ = {};
+    kept_ = {};
+    kept_polygons_ = {};
+    statistics_ = {};
+    reweight_tree_ = tree_built_;
+    computed_ = false;
+  }
+
+  /// Sets options().abandon_below for the next computation (see PowerDiagramOptions).
+  void set_abandon_below(double value) {
+    options_.abandon_below = value;
+    computed_ = false;
+  }
+
   /// Seeds of this process (all of them for whole input).
   int size() const { return static_cast<int>(positions_.extent(0)); }
   /// Global index of this process's first seed (0 for whole input).
@@ -301,9 +326,16 @@ private:
   void compute_one_box() {
     Kokkos::Timer phase;
     int const n = size();
-    tree_ = detail::build_seed_tree(
-        space_, Kokkos::View<double const* [2], memory_space>(positions_),
-        Kokkos::View<double const*, memory_space>(weights_), options_.leaf_size);
+    // A new index, new weights in the index built, or (a recomputation) the index as it is.
+    if (!tree_built_)
+      tree_ = detail::build_seed_tree(
+          space_, Kokkos::View<double const* [2], memory_space>(positions_),
+          Kokkos::View<double const*, memory_space>(weights_), options_.leaf_size);
+    else if (reweight_tree_)
+      detail::reweight_seed_tree(space_, tree_,
+                                 Kokkos::View<double const*, memory_space>(weights_));
+    tree_built_ = true;
+    reweight_tree_ = false;
     space_.fence();
     statistics_.seconds["tree"] = phase.seconds();
     phase.reset();
@@ -367,6 +399,8 @@ private:
   PowerDiagramStatistics statistics_;
   std::int64_t first_global_index_ = 0;
   bool computed_ = false;
+  bool tree_built_ = false;    ///< tree_ holds the index of these positions (one box)
+  bool reweight_tree_ = false; ///< the weights changed since tree_ was built
 };
 
 /// Whole input: PowerDiagram(positions, weights, boundaries[, options]).

@@ -249,6 +249,45 @@ TEST(PowerDiagram, AbandonBelowGivesUpOnlyWhenACellIsBelow) {
   }
 }
 
+TEST(PowerDiagram, NewWeightsGiveWhatANewDiagramGives) {
+  // set_weights() keeps the spatial index (one box) or rebuilds the boxes (several): the
+  // measures and kept polygons must be those of a new diagram, bit for bit.
+  auto c = clustered_cloud(4000, 22);
+  auto d = c;
+  for (std::size_t i = 0; i < d.w.size(); ++i)
+    d.w[i] = (i % 7) * 3e-4 - 1e-3 * std::sin(double(i)); // spread, some negative
+  for (int boxes : {1, 3}) {
+    sdot::PowerDiagramOptions options;
+    options.nb_boxes = boxes;
+    options.keep_polygons = true;
+    sdot::PowerDiagram<> reused(positions_view(c), weights_view(c), unit_square(), options);
+    reused.measures();
+    reused.set_weights(weights_view(d));
+    sdot::PowerDiagram<> fresh(positions_view(c), weights_view(d), unit_square(), options);
+    auto const a = to_vector(reused.measures()), b = to_vector(fresh.measures());
+    for (std::size_t i = 0; i < a.size(); ++i)
+      ASSERT_EQ(a[i], b[i]) << "seed " << i << ", " << boxes << " boxes";
+    auto const pa = reused.cell_polygons(), pb = fresh.cell_polygons();
+    EXPECT_EQ(to_vector(pa.edge_sources), to_vector(pb.edge_sources)) << boxes << " boxes";
+    // And a bad weight is refused, naming it, without changing the diagram.
+    auto bad = d;
+    bad.w[17] = std::nan("");
+    EXPECT_THROW(
+        {
+          try {
+            reused.set_weights(weights_view(bad));
+          } catch (std::invalid_argument const& e) {
+            EXPECT_NE(std::string(e.what()).find("17"), std::string::npos) << e.what();
+            throw;
+          }
+        },
+        std::invalid_argument);
+    auto const again = to_vector(reused.measures());
+    for (std::size_t i = 0; i < a.size(); ++i)
+      ASSERT_EQ(again[i], a[i]) << "seed " << i << ", " << boxes << " boxes";
+  }
+}
+
 TEST(PowerDiagram, CellPolygons) {
   auto c = uniform_cloud(200, 0.003, 14);
   sdot::PowerDiagram<> pd(positions_view(c), weights_view(c), unit_square());

@@ -160,6 +160,83 @@ Kokkos::View<RingOffset*, MemorySpace> ring_offsets(ExecutionSpace const& space)
   return ring;
 }
 
+/// The parts of `tree` that depend on the weights: the largest weight of each grid row and the
+/// nodes (boxes and largest weights), from the seeds in tree order. Allocates them the first
+/// time.
+template <class ExecutionSpace, class MemorySpace>
+void compute_weight_bounds(ExecutionSpace const& space, SeedTree<MemorySpace>& tree) {
+  using Policy = Kokkos::RangePolicy<ExecutionSpace>;
+  int const nb_blocks = static_cast<int>(tree.blocks.extent(0));
+  int const nb_cells = static_cast<int>(tree.cell_begin.extent(0)) - 1;
+  auto const blocks = tree.blocks;
+  auto const cell_begin = tree.cell_begin;
+  auto const seeds = tree.seeds;
+  if (tree.row_wmax.extent(0) != std::size_t(loom::compat::max(nb_cells, 0)))
+    tree.row_wmax = Kokkos::View<double*, MemorySpace>(
+        Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::tree::row_wmax"),
+        loom::compat::max(nb_cells, 0));
+  auto const row_wmax = tree.row_wmax;
+  Kokkos::parallel_for(
+      "sdot::tree::row_weights", Policy(space, 0, nb_blocks), KOKKOS_LAMBDA(int b) {
+        GridBlock const g = blocks(b);
+        for (int j = 0; j < g.ny; ++j) {
+          int const row = g.first_cell + j * g.nx;
+          double w = -loom::compat::infinity<double>();
+          for (int t = cell_begin(row); t < cell_begin(row + g.nx); ++t)
+            w = loom::compat::max(w, seeds(t).w);
+          row_wmax(row) = w;
+        }
+      });
+
+  // Leaves from their seeds, then each level from the one below.
+  int const depth = tree.depth;
+  if (tree.nodes.extent(0) != std::size_t(2) << depth)
+    tree.nodes = Kokkos::View<TreeNode*, MemorySpace>(
+        Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::tree::nodes"), std::size_t(2)
+                                                                                         << depth);
+  auto nodes = tree.nodes;
+  auto const t = tree;
+  Kokkos::parallel_for(
+      "sdot::tree::leaves", Policy(space, 1 << depth, 2 << depth), KOKKOS_LAMBDA(int node) {
+        int begin = t.node_begin(node, depth), end = t.node_begin(node + 1, depth);
+        double const inf = loom::compat::infinity<double>();
+        TreeNode box{inf, inf, -inf, -inf, -inf};
+        for (int s = begin; s < end; ++s) {
+          Seed const p = seeds(s);
+          box.xmin = loom::compat::min(box.xmin, p.x);
+          box.ymin = loom::compat::min(box.ymin, p.y);
+          box.xmax = loom::compat::max(box.xmax, p.x);
+          box.ymax = loom::compat::max(box.ymax, p.y);
+          box.wmax = loom::compat::max(box.wmax, p.w);
+        }
+        nodes(node) = box;
+      });
+  for (int level = depth - 1; level >= 0; --level) {
+    Kokkos::parallel_for(
+        "sdot::tree::inner_nodes", Policy(space, 1 << level, 2 << level), KOKKOS_LAMBDA(int node) {
+          TreeNode const a = nodes(2 * node), b = nodes(2 * node + 1);
+          nodes(node) =
+              TreeNode{loom::compat::min(a.xmin, b.xmin), loom::compat::min(a.ymin, b.ymin),
+                       loom::compat::max(a.xmax, b.xmax), loom::compat::max(a.ymax, b.ymax),
+                       loom::compat::max(a.wmax, b.wmax)};
+        });
+  }
+}
+
+/// New weights for the seeds of `tree` (by input index, as built): the order, the grids and
+/// the boxes depend on the positions only, so the tree is the one build_seed_tree() would give.
+template <class ExecutionSpace, class MemorySpace>
+void reweight_seed_tree(ExecutionSpace const& space, SeedTree<MemorySpace>& tree,
+                        Kokkos::View<double const*, MemorySpace> weights) {
+  loom::compat::ScopedRegion region("sdot::reweight_seed_tree");
+  auto const seeds = tree.seeds;
+  auto const index = tree.index;
+  Kokkos::parallel_for(
+      "sdot::tree::new_weights", Kokkos::RangePolicy<ExecutionSpace>(space, 0, tree.size),
+      KOKKOS_LAMBDA(int s) { seeds(s).w = weights(index(s)); });
+  compute_weight_bounds(space, tree);
+}
+
 /// Builds the index of the seeds. `leaf_size`: most seeds in a tree leaf; `block_size`: most
 /// seeds in a block (a grid); `grid_occupancy`: seeds per grid cell aimed at.
 template <class ExecutionSpace, class MemorySpace>
@@ -285,53 +362,7 @@ build_seed_tree(ExecutionSpace const& space, Kokkos::View<double const* [2], Mem
         if (b == nb_blocks - 1)
           cell_begin(g.first_cell + g.nx * g.ny) = n;
       });
-  tree.row_wmax = Kokkos::View<double*, MemorySpace>(
-      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::tree::row_wmax"), nb_cells);
-  auto const row_wmax = tree.row_wmax;
-  Kokkos::parallel_for(
-      "sdot::tree::row_weights", Policy(space, 0, nb_blocks), KOKKOS_LAMBDA(int b) {
-        GridBlock const g = blocks(b);
-        for (int j = 0; j < g.ny; ++j) {
-          int const row = g.first_cell + j * g.nx;
-          double w = -loom::compat::infinity<double>();
-          for (int t = cell_begin(row); t < cell_begin(row + g.nx); ++t)
-            w = loom::compat::max(w, seeds(t).w);
-          row_wmax(row) = w;
-        }
-      });
-
-  // Leaves from their seeds, then each level from the one below.
-  int const depth = tree.depth;
-  tree.nodes = Kokkos::View<TreeNode*, MemorySpace>(
-      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::tree::nodes"), std::size_t(2)
-                                                                                       << depth);
-  auto nodes = tree.nodes;
-  auto const t = tree;
-  Kokkos::parallel_for(
-      "sdot::tree::leaves", Policy(space, 1 << depth, 2 << depth), KOKKOS_LAMBDA(int node) {
-        int begin = t.node_begin(node, depth), end = t.node_begin(node + 1, depth);
-        double const inf = loom::compat::infinity<double>();
-        TreeNode box{inf, inf, -inf, -inf, -inf};
-        for (int s = begin; s < end; ++s) {
-          Seed const p = seeds(s);
-          box.xmin = loom::compat::min(box.xmin, p.x);
-          box.ymin = loom::compat::min(box.ymin, p.y);
-          box.xmax = loom::compat::max(box.xmax, p.x);
-          box.ymax = loom::compat::max(box.ymax, p.y);
-          box.wmax = loom::compat::max(box.wmax, p.w);
-        }
-        nodes(node) = box;
-      });
-  for (int level = depth - 1; level >= 0; --level) {
-    Kokkos::parallel_for(
-        "sdot::tree::inner_nodes", Policy(space, 1 << level, 2 << level), KOKKOS_LAMBDA(int node) {
-          TreeNode const a = nodes(2 * node), b = nodes(2 * node + 1);
-          nodes(node) =
-              TreeNode{loom::compat::min(a.xmin, b.xmin), loom::compat::min(a.ymin, b.ymin),
-                       loom::compat::max(a.xmax, b.xmax), loom::compat::max(a.ymax, b.ymax),
-                       loom::compat::max(a.wmax, b.wmax)};
-        });
-  }
+  compute_weight_bounds(space, tree);
   return tree;
 }
 
