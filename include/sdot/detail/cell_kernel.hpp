@@ -232,7 +232,8 @@ KOKKOS_INLINE_FUNCTION bool clip_by_block_rest(Polygon& cell, CellSeed const& se
     // The row's own largest weight narrows the disk (rows far in weight are skipped).
     int const row = g.first_cell + j * g.nx;
     double const row_reach =
-        reach_of_weighted_seeds(cell.max_radius2, seed.w - tree.row_wmax(row)) + g.slack;
+        reach_of_weighted_seeds(cell.max_radius2, seed.w - tree.row_wmax(g.first_row + j)) +
+        g.slack;
     if (!(row_reach > dy))
       continue;
     double const half = loom::compat::sqrt(row_reach * row_reach - dy * dy) + g.slack;

@@ -35,6 +35,7 @@ struct GridBlock {
   /// Bound on how far a point may lie outside the cell that column() and row() give it
   /// (rounding), to be taken off every distance bound drawn from the grid.
   double slack;
+  int first_row = 0; ///< number of row 0 among the tree's grid rows
 
   /// Column of abscissa x, clamped to the grid (clamped before the conversion: x may be far).
   KOKKOS_INLINE_FUNCTION int column(double x) const { return clamp((x - x0) * inv_h, nx); }
@@ -80,8 +81,8 @@ struct SeedTree {
   int block_level = 0;                          ///< blocks are the nodes of this level (≤ depth)
   Kokkos::View<GridBlock*, MemorySpace> blocks; ///< by block node − 2^block_level
   Kokkos::View<int*, MemorySpace> cell_begin;   ///< first tree slot of each grid cell, + end
-  /// Largest weight in each grid row, at the index of the row's first cell (other entries
-  /// unused): a row's seeds are consecutive slots.
+  /// Largest weight in each grid row (row j of block g: g.first_row + j); a row's seeds are
+  /// consecutive slots.
   Kokkos::View<double*, MemorySpace> row_wmax;
   Kokkos::View<RingOffset*, MemorySpace> ring; ///< the near grid offsets, nearest first
 
@@ -167,14 +168,16 @@ template <class ExecutionSpace, class MemorySpace>
 void compute_weight_bounds(ExecutionSpace const& space, SeedTree<MemorySpace>& tree) {
   using Policy = Kokkos::RangePolicy<ExecutionSpace>;
   int const nb_blocks = static_cast<int>(tree.blocks.extent(0));
-  int const nb_cells = static_cast<int>(tree.cell_begin.extent(0)) - 1;
   auto const blocks = tree.blocks;
   auto const cell_begin = tree.cell_begin;
   auto const seeds = tree.seeds;
-  if (tree.row_wmax.extent(0) != std::size_t(loom::compat::max(nb_cells, 0)))
+  int nb_rows = 0;
+  Kokkos::parallel_reduce(
+      "sdot::tree::count_rows", Policy(space, 0, nb_blocks),
+      KOKKOS_LAMBDA(int b, int& rows) { rows += blocks(b).ny; }, nb_rows);
+  if (tree.row_wmax.extent(0) != std::size_t(nb_rows))
     tree.row_wmax = Kokkos::View<double*, MemorySpace>(
-        Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::tree::row_wmax"),
-        loom::compat::max(nb_cells, 0));
+        Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::tree::row_wmax"), nb_rows);
   auto const row_wmax = tree.row_wmax;
   Kokkos::parallel_for(
       "sdot::tree::row_weights", Policy(space, 0, nb_blocks), KOKKOS_LAMBDA(int b) {
@@ -184,7 +187,7 @@ void compute_weight_bounds(ExecutionSpace const& space, SeedTree<MemorySpace>& t
           double w = -loom::compat::infinity<double>();
           for (int t = cell_begin(row); t < cell_begin(row + g.nx); ++t)
             w = loom::compat::max(w, seeds(t).w);
-          row_wmax(row) = w;
+          row_wmax(g.first_row + j) = w;
         }
       });
 
@@ -323,6 +326,13 @@ build_seed_tree(ExecutionSpace const& space, Kokkos::View<double const* [2], Mem
         first_cell += g.nx * g.ny;
       },
       nb_cells);
+  Kokkos::parallel_scan(
+      "sdot::tree::block_rows", Policy(space, 0, nb_blocks),
+      KOKKOS_LAMBDA(int b, int& first_row, bool final) {
+        if (final)
+          blocks(b).first_row = first_row;
+        first_row += blocks(b).ny;
+      });
 
   // Counting sort of each block's seeds by grid cell (serial inside a block, so stable),
   // placing the seeds and their input indices in tree order.
