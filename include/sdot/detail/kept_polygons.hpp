@@ -107,6 +107,10 @@ build_cells_keeping_polygons(ExecutionSpace const& space, SeedTree<MemorySpace> 
 
   // The cells that did not fit: as build_cells(), measures only, doubling the capacity.
   rebuild_overflowed_cells(space, step, overflowed, n, 2 * inline_capacity, true, report);
+  if (abandoned(space, abandon)) { // a rebuilt cell fell below: the later ones were skipped
+    report.abandoned = true;
+    return report;
+  }
   kept.overflow_capacity = report.final_capacity;
   // The cells without a slot, by tree slot (rebuilt by kept_cell_polygons()).
   auto const unslotted = kept.unslotted;
