@@ -52,6 +52,18 @@ KOKKOS_INLINE_FUNCTION constexpr T max(T a, T b) {
   return a < b ? b : a;
 }
 
+/// Number of trailing zero bits of x ≠ 0 (a builtin instruction on every backend;
+/// Kokkos::countr_zero is a portable loop).
+KOKKOS_INLINE_FUNCTION int countr_zero(unsigned long long x) {
+#if KOKKOS_VERSION >= 40100
+  return Kokkos::Experimental::countr_zero_builtin(x);
+#elif defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
+  return __ffsll(static_cast<long long>(x)) - 1;
+#else
+  return __builtin_ctzll(x);
+#endif
+}
+
 /// Atomic minimum / maximum of a value in memory (any arithmetic type).
 template <class T>
 KOKKOS_INLINE_FUNCTION void atomic_min(T* address, T value) {

@@ -216,6 +216,50 @@ TEST(PowerDiagram, SumOfMeasuresOnALargerCloud) {
   }
 }
 
+namespace {
+
+/// The block level the index picks for a cloud, and the finest one it could pick.
+std::pair<int, int> block_levels(Cloud const& c) {
+  using Space = Kokkos::DefaultExecutionSpace;
+  auto const tree = sdot::detail::build_seed_tree<Space, Space::memory_space>(
+      Kokkos::DefaultExecutionSpace(), Kokkos::View<double const* [2]>(positions_view(c)),
+      Kokkos::View<double const*>(weights_view(c)), 8);
+  return {tree.block_level, tree.finest_block_level};
+}
+
+/// Weights spread over 60/N with a smooth trend (as an optimal transport gives).
+Cloud with_spread_weights(Cloud c) {
+  double const n = double(c.x.size());
+  for (std::size_t i = 0; i < c.w.size(); ++i)
+    c.w[i] = 60 / n * std::sin(6 * c.x[i][0] + 2 * c.x[i][1]);
+  return c;
+}
+
+} // namespace
+
+TEST(PowerDiagram, LargerBlocksOnlyWhereTheSeedsAreEven) {
+  // Uniform positions with weights of range below h²: blocks larger than the finest.
+  auto const uniform = block_levels(uniform_cloud(20000, 1.0 / 20000, 31));
+  EXPECT_LT(uniform.first, uniform.second);
+  // Clusters, or weights spread far beyond h²: the finest blocks.
+  auto const clusters = block_levels(clustered_cloud(20000, 32));
+  EXPECT_EQ(clusters.first, clusters.second);
+  auto const spread = block_levels(with_spread_weights(uniform_cloud(20000, 0, 33)));
+  EXPECT_EQ(spread.first, spread.second);
+}
+
+TEST(PowerDiagram, LargerBlocksMatchTheReference) {
+  // 3000 seeds: the finest blocks hold 750, the ones picked all of them (checked), so the near
+  // cells of a seed reach past the finest blocks' borders.
+  for (double max_weight : {0.0, 1.0 / 3000}) {
+    auto const c = uniform_cloud(3000, max_weight, 34);
+    auto const levels = block_levels(c);
+    EXPECT_EQ(levels.first, 0);
+    EXPECT_EQ(levels.second, 2);
+    expect_matches_reference(c, unit_square());
+  }
+}
+
 TEST(PowerDiagram, Deterministic) {
   auto c = clustered_cloud(5000, 13);
   auto a = compute(c, unit_square());
@@ -252,40 +296,47 @@ TEST(PowerDiagram, AbandonBelowGivesUpOnlyWhenACellIsBelow) {
 TEST(PowerDiagram, NewWeightsGiveWhatANewDiagramGives) {
   // set_weights() keeps the spatial index (one box) or rebuilds the boxes (several): the
   // measures and kept polygons must be those of a new diagram, bit for bit.
-  auto c = clustered_cloud(4000, 22);
-  auto d = c;
-  for (std::size_t i = 0; i < d.w.size(); ++i)
-    d.w[i] = (i % 7) * 3e-4 - 1e-3 * std::sin(double(i)); // spread, some negative
-  for (int boxes : {1, 3}) {
-    sdot::PowerDiagramOptions options;
-    options.nb_boxes = boxes;
-    options.keep_polygons = true;
-    sdot::PowerDiagram<> reused(positions_view(c), weights_view(c), unit_square(), options);
-    reused.measures();
-    reused.set_weights(weights_view(d));
-    sdot::PowerDiagram<> fresh(positions_view(c), weights_view(d), unit_square(), options);
-    auto const a = to_vector(reused.measures()), b = to_vector(fresh.measures());
-    for (std::size_t i = 0; i < a.size(); ++i)
-      ASSERT_EQ(a[i], b[i]) << "seed " << i << ", " << boxes << " boxes";
-    auto const pa = reused.cell_polygons(), pb = fresh.cell_polygons();
-    EXPECT_EQ(to_vector(pa.edge_sources), to_vector(pb.edge_sources)) << boxes << " boxes";
-    // And a bad weight is refused, naming it, without changing the diagram.
-    auto bad = d;
-    bad.w[17] = std::nan("");
-    EXPECT_THROW(
-        {
-          try {
-            reused.set_weights(weights_view(bad));
-          } catch (std::invalid_argument const& e) {
-            EXPECT_NE(std::string(e.what()).find("17"), std::string::npos) << e.what();
-            throw;
-          }
-        },
-        std::invalid_argument);
-    auto const again = to_vector(reused.measures());
-    for (std::size_t i = 0; i < a.size(); ++i)
-      ASSERT_EQ(again[i], a[i]) << "seed " << i << ", " << boxes << " boxes";
-  }
+  // Also when the new weights call for other blocks of the index (uniform seeds: larger blocks
+  // at zero weights, the finest at spread ones), both ways.
+  auto const clusters = clustered_cloud(4000, 22);
+  auto spread_clusters = clusters;
+  for (std::size_t i = 0; i < spread_clusters.w.size(); ++i)
+    spread_clusters.w[i] = (i % 7) * 3e-4 - 1e-3 * std::sin(double(i)); // some negative
+  auto const even = uniform_cloud(5000, 0, 23);
+  auto const spread = with_spread_weights(even);
+  ASSERT_LT(block_levels(even).first, block_levels(spread).first);
+  for (auto const& [c, d] :
+       {std::pair{clusters, spread_clusters}, std::pair{even, spread}, std::pair{spread, even}})
+    for (int boxes : {1, 3}) {
+      sdot::PowerDiagramOptions options;
+      options.nb_boxes = boxes;
+      options.keep_polygons = true;
+      sdot::PowerDiagram<> reused(positions_view(c), weights_view(c), unit_square(), options);
+      reused.measures();
+      reused.set_weights(weights_view(d));
+      sdot::PowerDiagram<> fresh(positions_view(c), weights_view(d), unit_square(), options);
+      auto const a = to_vector(reused.measures()), b = to_vector(fresh.measures());
+      for (std::size_t i = 0; i < a.size(); ++i)
+        ASSERT_EQ(a[i], b[i]) << "seed " << i << ", " << boxes << " boxes";
+      auto const pa = reused.cell_polygons(), pb = fresh.cell_polygons();
+      EXPECT_EQ(to_vector(pa.edge_sources), to_vector(pb.edge_sources)) << boxes << " boxes";
+      // And a bad weight is refused, naming it, without changing the diagram.
+      auto bad = d;
+      bad.w[17] = std::nan("");
+      EXPECT_THROW(
+          {
+            try {
+              reused.set_weights(weights_view(bad));
+            } catch (std::invalid_argument const& e) {
+              EXPECT_NE(std::string(e.what()).find("17"), std::string::npos) << e.what();
+              throw;
+            }
+          },
+          std::invalid_argument);
+      auto const again = to_vector(reused.measures());
+      for (std::size_t i = 0; i < a.size(); ++i)
+        ASSERT_EQ(again[i], a[i]) << "seed " << i << ", " << boxes << " boxes";
+    }
 }
 
 TEST(PowerDiagram, CellPolygons) {

@@ -20,7 +20,7 @@ struct CellSeed {
 /// if 2·v·d > d² + w_i − w_other for some vertex v, and 2·v·d ≤ 2·R·d.
 KOKKOS_INLINE_FUNCTION bool may_cut(double d2, double w_i, double w_other, double r2) {
   double t = d2 + (w_i - w_other); // the weight difference first: exact for close weights
-  return !(t >= 0 && t * t >= 4 * r2 * d2);
+  return !(t >= 0) | !(t * t >= 4 * r2 * d2); // no branch
 }
 
 /// Whether some seed of a node at squared distance ≥ box_d2 with weights ≤ w_max may cut:
@@ -85,10 +85,9 @@ KOKKOS_INLINE_FUNCTION bool clip_by_seed(Polygon& cell, CellSeed const& seed,
     }
     return false;
   }
-  if (!may_cut(d2, seed.w, other.w, cell.max_radius2))
-    return false;
   double const offset = (d2 + (seed.w - other.w)) / 2;
-  if (!cell.may_reach(dx, dy, offset))
+  // Both tests at once (one branch to mispredict, not two).
+  if (!(may_cut(d2, seed.w, other.w, cell.max_radius2) & cell.may_reach(dx, dy, offset)))
     return false;
   ClipResult const r = cell.clip(dx, dy, offset, tree.index(s));
   if (r == ClipResult::emptied || r == ClipResult::overflow) {
@@ -100,15 +99,13 @@ KOKKOS_INLINE_FUNCTION bool clip_by_seed(Polygon& cell, CellSeed const& seed,
   return false;
 }
 
-/// Clips `cell` by the seeds of tree slots [begin, end) (but its own). Returns true when the
-/// walk must stop.
+/// Clips `cell` by the seeds of tree slots [begin, end) (its own leaves it unchanged). Returns
+/// true when the walk must stop.
 template <class MemorySpace>
 KOKKOS_INLINE_FUNCTION bool clip_by_slots(Polygon& cell, CellSeed const& seed,
                                           SeedTree<MemorySpace> const& tree, int begin, int end,
                                           ClipResult& result) {
-  for (int s = begin; s < end; ++s) {
-    if (s == seed.tree_slot)
-      continue;
+  for (int s = begin; s < end; ++s) { // the seed itself: a duplicate with the same index
     Seed const other = tree.seeds(s);
     double const dx = other.x - seed.x, dy = other.y - seed.y;
     if (clip_by_seed(cell, seed, tree, s, dx * dx + dy * dy, other, result))
@@ -189,11 +186,13 @@ KOKKOS_INLINE_FUNCTION bool clip_by_block_near(Polygon& cell, CellSeed const& se
     }
     if (o.gap >= limit)
       return false; // the gaps only grow from here
+    // A cell off the grid gives an empty range (a select, not a branch).
     int const i = ci + o.di, j = cj + o.dj;
-    if (i < 0 || j < 0 || i >= g.nx || j >= g.ny)
-      continue;
-    int const c = g.first_cell + j * g.nx + i;
-    if (clip_by_slots(cell, seed, tree, tree.cell_begin(c), tree.cell_begin(c + 1), result))
+    bool const on_grid = (i >= 0) & (j >= 0) & (i < g.nx) & (j < g.ny);
+    int const c = on_grid ? g.first_cell + j * g.nx + i : g.first_cell;
+    int const begin = tree.cell_begin(c);
+    int const end = on_grid ? tree.cell_begin(c + 1) : begin;
+    if (clip_by_slots(cell, seed, tree, begin, end, result))
       return true;
   }
   rest_in_reach = true;

@@ -85,16 +85,22 @@ struct Polygon {
   /// Keeps the part where ax·x + ay·y ≤ b (vertices on the line stay). The new edge, if any,
   /// gets `cut_label`. On overflow the polygon is left as it was.
   ///
-  /// A first pass counts the vertices outside; a convex polygon has them in one run, replaced
-  /// by the one or two points where the line crosses its edges, the others copied without a
-  /// test. Several runs (a polygon made nearly flat by rounding) take the general
+  /// One pass marks the vertices outside in a bit mask; a convex polygon has them in one run
+  /// (one bit of the mask starts a run), replaced by the one or two points where the line
+  /// crosses its edges, the others copied without a test. Several runs (a polygon made nearly
+  /// flat by rounding), or more vertices than the mask has bits, take the general
   /// Sutherland–Hodgman pass.
   KOKKOS_INLINE_FUNCTION ClipResult clip(double ax, double ay, double b, int cut_label) {
+    using Mask = unsigned long long;
     PolygonBuffers const& in = buffers[current];
     int const n = size;
+    Mask outside = 0; // vertices beyond the 64th: not marked, the general pass follows
     int nb_out = 0;
-    for (int k = 0; k < n; ++k)
-      nb_out += ax * in.x[k] + ay * in.y[k] > b;
+    for (int k = 0; k < n; ++k) {
+      int const out = ax * in.x[k] + ay * in.y[k] > b;
+      nb_out += out;
+      outside |= Mask(out) << (k & 63);
+    }
     if (nb_out == 0)
       return ClipResult::unchanged;
     if (nb_out == n) {
@@ -102,24 +108,18 @@ struct Polygon {
       max_radius2 = 0;
       return ClipResult::emptied;
     }
-    // The run of vertices outside starts where the previous vertex is inside (a select per
-    // vertex, not a branch: which vertex it is cannot be predicted).
-    int first = 0;
-    int previous_out = ax * in.x[n - 1] + ay * in.y[n - 1] > b;
-    for (int k = 0; k < n; ++k) {
-      int const out = ax * in.x[k] + ay * in.y[k] > b;
-      first += (out & (1 - previous_out)) * (k - first);
-      previous_out = out;
-    }
-    // Vertices [first, last] (cyclic) are outside, unless rounding made several runs.
-    int last = first;
-    for (int run = 1; run < nb_out; ++run) {
-      last = last + 1 < n ? last + 1 : 0;
-      if (!(ax * in.x[last] + ay * in.y[last] > b))
-        return clip_general(ax, ay, b, cut_label);
-    }
-    int const p = first > 0 ? first - 1 : n - 1; // inside, before the run
-    int const q = last + 1 < n ? last + 1 : 0;   // inside, after it
+    if (n > 64)
+      return clip_general(ax, ay, b, cut_label);
+    // Bit k of `after_inside`: vertex k is outside and vertex k − 1 (cyclic) inside.
+    Mask const previous_outside = (outside << 1) | (outside >> (n - 1));
+    Mask const after_inside = outside & ~previous_outside;
+    if (after_inside & (after_inside - 1))
+      return clip_general(ax, ay, b, cut_label); // several runs
+    // Vertices [first, last] (cyclic) are outside.
+    int const first = loom::compat::countr_zero(after_inside);
+    int const last = first + nb_out - 1 - n * (first + nb_out - 1 >= n);
+    int const p = first - 1 + n * (first == 0);   // inside, before the run
+    int const q = last + 1 - n * (last + 1 == n); // inside, after it
     double const sp = ax * in.x[p] + ay * in.y[p] - b;
     double const sq = ax * in.x[q] + ay * in.y[q] - b;
     int const new_size = n - nb_out + (sp < 0) + (sq < 0);
@@ -127,15 +127,9 @@ struct Polygon {
       return ClipResult::overflow;
     // The vertices kept, q to p, then the crossing on p→first, then the one on last→q.
     PolygonWriter out(buffers[1 - current]);
-    auto keep = [&](int k) { out.emit(in.x[k], in.y[k], in.label[k]); };
-    if (q <= p) {
-      for (int k = q; k <= p; ++k)
-        keep(k);
-    } else {
-      for (int k = q; k < n; ++k)
-        keep(k);
-      for (int k = 0; k <= p; ++k)
-        keep(k);
+    for (int m = 0; m < n - nb_out; ++m) {
+      int const k = q + m - n * (q + m >= n); // cyclic, without a branch
+      out.emit(in.x[k], in.y[k], in.label[k]);
     }
     // The edge leaving p now follows the line up to the crossing of last→q (or to q).
     if (sp < 0) {
