@@ -326,16 +326,14 @@ private:
   void compute_one_box() {
     Kokkos::Timer phase;
     int const n = size();
-    // A new index, new weights in the index built (anew when they call for other blocks), or
-    // (a recomputation) the index as it is.
-    if (tree_built_ && reweight_tree_ &&
-        !detail::reweight_seed_tree(space_, tree_,
-                                    Kokkos::View<double const*, memory_space>(weights_)))
-      tree_built_ = false;
+    // A new index, new weights in the index built, or (a recomputation) the index as it is.
     if (!tree_built_)
       tree_ = detail::build_seed_tree(
           space_, Kokkos::View<double const* [2], memory_space>(positions_),
           Kokkos::View<double const*, memory_space>(weights_), options_.leaf_size);
+    else if (reweight_tree_)
+      detail::reweight_seed_tree(space_, tree_,
+                                 Kokkos::View<double const*, memory_space>(weights_));
     tree_built_ = true;
     reweight_tree_ = false;
     space_.fence();

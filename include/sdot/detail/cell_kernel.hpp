@@ -228,11 +228,15 @@ KOKKOS_INLINE_FUNCTION bool clip_by_block_rest(Polygon& cell, CellSeed const& se
     double const dy = loom::compat::max(loom::compat::max(ylo - seed.y, seed.y - yhi), 0.0);
     if (dy >= reach)
       continue;
-    // The row's own largest weight narrows the disk (rows far in weight are skipped).
+    // The largest weight of the row's spans within the disk narrows it (rows far in weight
+    // are skipped).
     int const row = g.first_cell + j * g.nx;
-    double const row_reach =
-        reach_of_weighted_seeds(cell.max_radius2, seed.w - tree.row_wmax(g.first_row + j)) +
-        g.slack;
+    double const half_disk = loom::compat::sqrt(reach * reach - dy * dy) + g.slack;
+    double w_row = -loom::compat::infinity<double>();
+    for (int k = g.span(g.column(seed.x - half_disk), j);
+         k <= g.span(g.column(seed.x + half_disk), j); ++k)
+      w_row = loom::compat::max(w_row, tree.row_wmax(k));
+    double const row_reach = reach_of_weighted_seeds(cell.max_radius2, seed.w - w_row) + g.slack;
     if (!(row_reach > dy))
       continue;
     double const half = loom::compat::sqrt(row_reach * row_reach - dy * dy) + g.slack;

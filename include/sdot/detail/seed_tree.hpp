@@ -25,29 +25,30 @@ struct TreeNode {
   double xmin, ymin, xmax, ymax, wmax;
 };
 
-/// Bounding box, weight range and number of a set of seeds, gathered one seed or one set at a
+/// Bounding box, largest weight and number of a set of seeds, gathered one seed or one set at a
 /// time.
 struct NodeStats {
   double xmin = loom::compat::infinity<double>(), ymin = loom::compat::infinity<double>();
   double xmax = -loom::compat::infinity<double>(), ymax = -loom::compat::infinity<double>();
-  double wmin = loom::compat::infinity<double>(), wmax = -loom::compat::infinity<double>();
+  double wmax = -loom::compat::infinity<double>();
   int count = 0;
 
-  KOKKOS_INLINE_FUNCTION void add(Seed const& p) {
-    add(NodeStats{p.x, p.y, p.x, p.y, p.w, p.w, 1});
-  }
+  KOKKOS_INLINE_FUNCTION void add(Seed const& p) { add(NodeStats{p.x, p.y, p.x, p.y, p.w, 1}); }
   KOKKOS_INLINE_FUNCTION void add(NodeStats const& o) {
     xmin = loom::compat::min(xmin, o.xmin);
     ymin = loom::compat::min(ymin, o.ymin);
     xmax = loom::compat::max(xmax, o.xmax);
     ymax = loom::compat::max(ymax, o.ymax);
-    wmin = loom::compat::min(wmin, o.wmin);
     wmax = loom::compat::max(wmax, o.wmax);
     count += o.count;
   }
   KOKKOS_INLINE_FUNCTION double area() const { return (xmax - xmin) * (ymax - ymin); }
   KOKKOS_INLINE_FUNCTION TreeNode node() const { return TreeNode{xmin, ymin, xmax, ymax, wmax}; }
 };
+
+/// Grid cells per row span, the unit of the weight bounds inside a block: short enough that a
+/// weight trend across a large block does not loosen them.
+inline constexpr int row_span_cells = 8;
 
 /// The uniform grid of a block: cell (i, j), 0 ≤ i < nx, 0 ≤ j < ny, is the square
 /// [x0 + i·h, x0 + (i+1)·h] × [y0 + j·h, y0 + (j+1)·h], number first_cell + j·nx + i of the
@@ -59,7 +60,16 @@ struct GridBlock {
   /// Bound on how far a point may lie outside the cell that column() and row() give it
   /// (rounding), to be taken off every distance bound drawn from the grid.
   double slack;
-  int first_row = 0; ///< number of row 0 among the tree's grid rows
+  int first_span = 0; ///< number of its first row span among the tree's (see row_wmax)
+
+  /// Row spans per row: a row's largest weight is kept per run of row_span_cells cells.
+  KOKKOS_INLINE_FUNCTION int spans_per_row() const {
+    return (nx + row_span_cells - 1) / row_span_cells;
+  }
+  /// Number, among the tree's row spans, of the span of row j holding column i.
+  KOKKOS_INLINE_FUNCTION int span(int i, int j) const {
+    return first_span + j * spans_per_row() + i / row_span_cells;
+  }
 
   /// Column of abscissa x, clamped to the grid (clamped before the conversion: x may be far).
   KOKKOS_INLINE_FUNCTION int column(double x) const { return clamp((x - x0) * inv_h, nx); }
@@ -101,17 +111,13 @@ struct SeedTree {
   Kokkos::View<int*, MemorySpace> index;      ///< input index of each seed in tree order
   Kokkos::View<TreeNode*, MemorySpace> nodes; ///< heap order, root at 1
   int size = 0;
-  int depth = 0;       ///< leaves are at this level
-  int block_level = 0; ///< blocks are the nodes of this level (≤ depth)
-  /// Block levels tried: from coarsest_block_level (largest blocks) to finest_block_level.
-  int coarsest_block_level = 0, finest_block_level = 0;
-  /// Bit ℓ − coarsest_block_level: the seeds of every node of level ℓ are spread evenly
-  /// enough for one grid (from the positions only; see even_levels()).
-  int even_density_levels = 0;
+  int depth = 0;                                ///< leaves are at this level
+  int block_level = 0;                          ///< blocks are the nodes of this level (≤ depth)
+  int finest_block_level = 0;                   ///< the level of blocks of about block_size seeds
   Kokkos::View<GridBlock*, MemorySpace> blocks; ///< by block node − 2^block_level
   Kokkos::View<int*, MemorySpace> cell_begin;   ///< first tree slot of each grid cell, + end
-  /// Largest weight in each grid row (row j of block g: g.first_row + j); a row's seeds are
-  /// consecutive slots.
+  /// Largest weight in each row span (columns [16k, 16k + 16) of row j of block g: g.span(i, j));
+  /// a row's seeds are consecutive slots.
   Kokkos::View<double*, MemorySpace> row_wmax;
   Kokkos::View<RingOffset*, MemorySpace> ring; ///< the near grid offsets, nearest first
 
@@ -194,82 +200,61 @@ Kokkos::View<RingOffset*, MemorySpace> ring_offsets(ExecutionSpace const& space)
 /// evenly, up to 2^max_block_merge times more: larger blocks leave fewer cells at a block's
 /// border, whose neighbours across it are found through the tree (measured at 1e6 uniform
 /// seeds: 18 % fewer cycles per cell with 16× larger blocks), but a block's grid has one cell
-/// size, so it suits only seeds of even density and weights of small range.
+/// size, so it suits only seeds of even density. The weights do not enter the choice: their
+/// bounds inside a block are kept per row span (row_span_cells), whatever the block's size.
 inline constexpr int max_block_merge = 4;
 /// A larger block is taken only if none of its finest blocks is denser than this times its own
-/// mean density (bounding-box areas; Hilbert blocks of uniform seeds stay within about 2)...
+/// mean density (bounding-box areas; Hilbert blocks of uniform seeds stay within about 2).
 inline constexpr double block_density_ratio = 3;
-/// ... and its weights span at most this times h² (the square of its grid step): the stopping
-/// rule inside a block bounds the weights by their largest in a grid row.
-inline constexpr double block_weight_range = 2;
 
-/// The NodeStats of the nodes of `level`, from the seeds in tree order (or along the curve: the
-/// nodes of a level at most the block level hold the same seeds).
+/// The block level for the seeds along the curve: the coarsest level from `coarsest` on whose
+/// every node is even (no node of level `finest` in it denser than block_density_ratio times
+/// its mean), else `finest`. From the positions only, so new weights keep the blocks.
 template <class ExecutionSpace, class MemorySpace>
-Kokkos::View<NodeStats*, MemorySpace>
-level_stats(ExecutionSpace const& space, Kokkos::View<Seed const*, MemorySpace> seeds, int level) {
+int choose_block_level(ExecutionSpace const& space, Kokkos::View<Seed const*, MemorySpace> seeds,
+                       int coarsest, int finest) {
+  using Policy = Kokkos::RangePolicy<ExecutionSpace>;
+  if (coarsest >= finest)
+    return finest;
   int const n = static_cast<int>(seeds.extent(0));
-  Kokkos::View<NodeStats*, MemorySpace> stats(
-      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::tree::level_stats"),
-      1 << level);
+  Kokkos::View<NodeStats*, MemorySpace> parts(
+      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::tree::finest_blocks"),
+      1 << finest);
   Kokkos::parallel_for(
-      "sdot::tree::level_stats", Kokkos::RangePolicy<ExecutionSpace>(space, 0, 1 << level),
-      KOKKOS_LAMBDA(int k) {
-        int const begin = static_cast<int>((std::int64_t(k) * n) >> level);
-        int const end = static_cast<int>((std::int64_t(k + 1) * n) >> level);
+      "sdot::tree::finest_blocks", Policy(space, 0, 1 << finest), KOKKOS_LAMBDA(int k) {
+        int const begin = static_cast<int>((std::int64_t(k) * n) >> finest);
+        int const end = static_cast<int>((std::int64_t(k + 1) * n) >> finest);
         NodeStats st;
         for (int s = begin; s < end; ++s)
           st.add(seeds(s));
-        stats(k) = st;
+        parts(k) = st;
       });
-  return stats;
-}
-
-/// Which levels from `coarsest` to `level` are even, from the NodeStats of the nodes of
-/// `level`: in `density`, bit ℓ − coarsest when no node of level ℓ has a part (a node of
-/// `level`) denser than block_density_ratio times the node's mean; in `weights`, when the
-/// weights of each node of level ℓ span at most block_weight_range h² (h² = area / count).
-template <class ExecutionSpace, class MemorySpace>
-void even_levels(ExecutionSpace const& space, Kokkos::View<NodeStats const*, MemorySpace> stats,
-                 int level, int coarsest, int& density, int& weights) {
-  density = weights = 0;
-  for (int l = coarsest; l <= level; ++l) {
-    int const parts = 1 << (level - l);
-    int uneven_density = 0, uneven_weights = 0;
+  for (int level = coarsest; level < finest; ++level) {
+    int const per_node = 1 << (finest - level);
+    int uneven = 0;
     Kokkos::parallel_reduce(
-        "sdot::tree::even_levels", Kokkos::RangePolicy<ExecutionSpace>(space, 0, 1 << l),
-        KOKKOS_LAMBDA(int k, int& bad_density, int& bad_weights) {
+        "sdot::tree::uneven_nodes", Policy(space, 0, 1 << level),
+        KOKKOS_LAMBDA(int k, int& count) {
           NodeStats node;
-          for (int q = k * parts; q < (k + 1) * parts; ++q)
-            node.add(stats(q));
-          if (node.count < 2)
-            return;
+          for (int q = k * per_node; q < (k + 1) * per_node; ++q)
+            node.add(parts(q));
           double const area = node.area();
-          bool dense_part = !(area > 0);
-          for (int q = k * parts; q < (k + 1) * parts; ++q) {
-            NodeStats const st = stats(q);
+          bool dense_part = node.count > 1 && !(area > 0);
+          for (int q = k * per_node; q < (k + 1) * per_node; ++q) {
+            NodeStats const st = parts(q);
             dense_part |=
                 st.count > 1 && !(st.count * area <= block_density_ratio * node.count * st.area());
           }
-          bad_density += dense_part;
-          bad_weights += !((node.wmax - node.wmin) * node.count <= block_weight_range * area);
+          count += dense_part;
         },
-        uneven_density, uneven_weights);
-    density |= (uneven_density == 0) << (l - coarsest);
-    weights |= (uneven_weights == 0) << (l - coarsest);
+        uneven);
+    if (uneven == 0)
+      return level;
   }
-}
-
-/// The block level: the coarsest level below finest_block_level that is even in density and
-/// weights, else finest_block_level.
-inline int choose_block_level(int coarsest, int finest, int even_density, int even_weights) {
-  for (int l = coarsest; l < finest; ++l)
-    if ((even_density & even_weights) >> (l - coarsest) & 1)
-      return l;
   return finest;
 }
 
-/// The parts of `tree` that depend on the weights: the largest weight of each grid row and the
+/// The parts of `tree` that depend on the weights: the largest weight of each row span and the
 /// nodes (boxes and largest weights), from the seeds in tree order. Allocates them the first
 /// time.
 template <class ExecutionSpace, class MemorySpace>
@@ -279,24 +264,27 @@ void compute_weight_bounds(ExecutionSpace const& space, SeedTree<MemorySpace>& t
   auto const blocks = tree.blocks;
   auto const cell_begin = tree.cell_begin;
   auto const seeds = tree.seeds;
-  int nb_rows = 0;
+  int nb_spans = 0;
   Kokkos::parallel_reduce(
-      "sdot::tree::count_rows", Policy(space, 0, nb_blocks),
-      KOKKOS_LAMBDA(int b, int& rows) { rows += blocks(b).ny; }, nb_rows);
-  if (tree.row_wmax.extent(0) != std::size_t(nb_rows))
+      "sdot::tree::count_spans", Policy(space, 0, nb_blocks),
+      KOKKOS_LAMBDA(int b, int& spans) { spans += blocks(b).ny * blocks(b).spans_per_row(); },
+      nb_spans);
+  if (tree.row_wmax.extent(0) != std::size_t(nb_spans))
     tree.row_wmax = Kokkos::View<double*, MemorySpace>(
-        Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::tree::row_wmax"), nb_rows);
+        Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::tree::row_wmax"), nb_spans);
   auto const row_wmax = tree.row_wmax;
   Kokkos::parallel_for(
       "sdot::tree::row_weights", Policy(space, 0, nb_blocks), KOKKOS_LAMBDA(int b) {
         GridBlock const g = blocks(b);
-        for (int j = 0; j < g.ny; ++j) {
-          int const row = g.first_cell + j * g.nx;
-          double w = -loom::compat::infinity<double>();
-          for (int t = cell_begin(row); t < cell_begin(row + g.nx); ++t)
-            w = loom::compat::max(w, seeds(t).w);
-          row_wmax(g.first_row + j) = w;
-        }
+        for (int j = 0; j < g.ny; ++j)
+          for (int i = 0; i < g.nx; i += row_span_cells) {
+            int const row = g.first_cell + j * g.nx;
+            int const end = loom::compat::min(i + row_span_cells, g.nx);
+            double w = -loom::compat::infinity<double>();
+            for (int t = cell_begin(row + i); t < cell_begin(row + end); ++t)
+              w = loom::compat::max(w, seeds(t).w);
+            row_wmax(g.span(i, j)) = w;
+          }
       });
 
   // Leaves from their seeds, then each level from the one below.
@@ -327,12 +315,11 @@ void compute_weight_bounds(ExecutionSpace const& space, SeedTree<MemorySpace>& t
   }
 }
 
-/// New weights for the seeds of `tree` (by input index, as built). The order, the boxes and,
-/// for a given block level, the grids depend on the positions only; the block level depends on
-/// the weights too. Returns true when the tree is now the one build_seed_tree() would give;
-/// false when the new weights call for other blocks (the tree must then be built anew).
+/// New weights for the seeds of `tree` (by input index, as built): the order, the blocks, the
+/// grids and the boxes depend on the positions only, so the tree is the one build_seed_tree()
+/// would give.
 template <class ExecutionSpace, class MemorySpace>
-bool reweight_seed_tree(ExecutionSpace const& space, SeedTree<MemorySpace>& tree,
+void reweight_seed_tree(ExecutionSpace const& space, SeedTree<MemorySpace>& tree,
                         Kokkos::View<double const*, MemorySpace> weights) {
   loom::compat::ScopedRegion region("sdot::reweight_seed_tree");
   auto const seeds = tree.seeds;
@@ -340,23 +327,7 @@ bool reweight_seed_tree(ExecutionSpace const& space, SeedTree<MemorySpace>& tree
   Kokkos::parallel_for(
       "sdot::tree::new_weights", Kokkos::RangePolicy<ExecutionSpace>(space, 0, tree.size),
       KOKKOS_LAMBDA(int s) { seeds(s).w = weights(index(s)); });
-  if (tree.coarsest_block_level < tree.finest_block_level) {
-    // Levels up to the block level hold the same seeds as along the curve: the choice of a
-    // new build can be made here, unless it is a finer level than the present one.
-    int const level = tree.block_level;
-    int density = 0, even_weights = 0;
-    even_levels(space,
-                Kokkos::View<NodeStats const*, MemorySpace>(
-                    level_stats(space, Kokkos::View<Seed const*, MemorySpace>(seeds), level)),
-                level, tree.coarsest_block_level, density, even_weights);
-    int const even = tree.even_density_levels & even_weights;
-    bool const present_even =
-        level == tree.finest_block_level || (even >> (level - tree.coarsest_block_level) & 1);
-    if (!present_even || choose_block_level(tree.coarsest_block_level, level, even, even) != level)
-      return false;
-  }
   compute_weight_bounds(space, tree);
-  return true;
 }
 
 /// Builds the index of the seeds. `leaf_size`: most seeds in a tree leaf; `block_size`: most
@@ -376,7 +347,6 @@ build_seed_tree(ExecutionSpace const& space, Kokkos::View<double const* [2], Mem
   tree.depth = tree_depth(n, leaf_size);
   tree.finest_block_level =
       loom::compat::min(tree.depth, tree_depth(n, loom::compat::max(block_size, 1)));
-  tree.coarsest_block_level = loom::compat::max(tree.finest_block_level - max_block_merge, 0);
   tree.ring = ring_offsets<ExecutionSpace, MemorySpace>(space);
 
   // Hilbert keys on a 2^16 × 2^16 grid over the seeds' bounding box.
@@ -406,17 +376,9 @@ build_seed_tree(ExecutionSpace const& space, Kokkos::View<double const* [2], Mem
       });
 
   // The block level: the largest blocks whose seeds are even (density and weights).
-  tree.block_level = tree.finest_block_level;
-  if (tree.coarsest_block_level < tree.finest_block_level) {
-    int even_weights = 0;
-    even_levels(
-        space,
-        Kokkos::View<NodeStats const*, MemorySpace>(level_stats(
-            space, Kokkos::View<Seed const*, MemorySpace>(along_curve), tree.finest_block_level)),
-        tree.finest_block_level, tree.coarsest_block_level, tree.even_density_levels, even_weights);
-    tree.block_level = choose_block_level(tree.coarsest_block_level, tree.finest_block_level,
-                                          tree.even_density_levels, even_weights);
-  }
+  tree.block_level = choose_block_level(
+      space, Kokkos::View<Seed const*, MemorySpace>(along_curve),
+      loom::compat::max(tree.finest_block_level - max_block_merge, 0), tree.finest_block_level);
 
   // The grid of each block, sized from the block's bounding box and number of seeds.
   int const block_level = tree.block_level;
@@ -456,11 +418,11 @@ build_seed_tree(ExecutionSpace const& space, Kokkos::View<double const* [2], Mem
       },
       nb_cells);
   Kokkos::parallel_scan(
-      "sdot::tree::block_rows", Policy(space, 0, nb_blocks),
-      KOKKOS_LAMBDA(int b, int& first_row, bool final) {
+      "sdot::tree::block_spans", Policy(space, 0, nb_blocks),
+      KOKKOS_LAMBDA(int b, int& first_span, bool final) {
         if (final)
-          blocks(b).first_row = first_row;
-        first_row += blocks(b).ny;
+          blocks(b).first_span = first_span;
+        first_span += blocks(b).ny * blocks(b).spans_per_row();
       });
 
   // Counting sort of each block's seeds by grid cell (serial inside a block, so stable),
