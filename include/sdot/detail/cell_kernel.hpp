@@ -69,11 +69,12 @@ KOKKOS_INLINE_FUNCTION bool box_may_cut_vertices(Polygon const& cell, CellSeed c
 }
 
 /// Clips `cell` by the seed of tree slot `s`. Returns true when the walk must stop
-/// (`result` is then `emptied` or `overflow`).
+/// (`result` is then `emptied` or `overflow`). `revisit`: seeds may have been clipped by
+/// already (an edge of theirs is then left as it is).
 template <class MemorySpace>
-KOKKOS_INLINE_FUNCTION bool clip_by_seed(Polygon& cell, CellSeed const& seed,
-                                         SeedTree<MemorySpace> const& tree, int s, double d2,
-                                         Seed const& other, ClipResult& result) {
+KOKKOS_INLINE_FUNCTION bool
+clip_by_seed(Polygon& cell, CellSeed const& seed, SeedTree<MemorySpace> const& tree, int s,
+             double d2, Seed const& other, ClipResult& result, bool revisit = false) {
   double const dx = other.x - seed.x, dy = other.y - seed.y;
   if (d2 == 0 && other.w == seed.w) {
     // Duplicates: the lower index keeps the cell.
@@ -89,6 +90,8 @@ KOKKOS_INLINE_FUNCTION bool clip_by_seed(Polygon& cell, CellSeed const& seed,
   // Both tests at once (one branch to mispredict, not two).
   if (!(may_cut(d2, seed.w, other.w, cell.max_radius2) & cell.may_reach(dx, dy, offset)))
     return false;
+  if (revisit && cell.has_edge(tree.index(s)))
+    return false; // clipped by it before: again, rounding could add a tiny edge
   ClipResult const r = cell.clip(dx, dy, offset, tree.index(s));
   if (r == ClipResult::emptied || r == ClipResult::overflow) {
     result = r;
@@ -104,11 +107,11 @@ KOKKOS_INLINE_FUNCTION bool clip_by_seed(Polygon& cell, CellSeed const& seed,
 template <class MemorySpace>
 KOKKOS_INLINE_FUNCTION bool clip_by_slots(Polygon& cell, CellSeed const& seed,
                                           SeedTree<MemorySpace> const& tree, int begin, int end,
-                                          ClipResult& result) {
+                                          ClipResult& result, bool revisit = false) {
   for (int s = begin; s < end; ++s) { // the seed itself: a duplicate with the same index
     Seed const other = tree.seeds(s);
     double const dx = other.x - seed.x, dy = other.y - seed.y;
-    if (clip_by_seed(cell, seed, tree, s, dx * dx + dy * dy, other, result))
+    if (clip_by_seed(cell, seed, tree, s, dx * dx + dy * dy, other, result, revisit))
       return true;
   }
   return false;
@@ -118,9 +121,9 @@ KOKKOS_INLINE_FUNCTION bool clip_by_slots(Polygon& cell, CellSeed const& seed,
 template <class MemorySpace>
 KOKKOS_INLINE_FUNCTION bool clip_by_leaf(Polygon& cell, CellSeed const& seed,
                                          SeedTree<MemorySpace> const& tree, int node,
-                                         ClipResult& result) {
+                                         ClipResult& result, bool revisit = false) {
   return clip_by_slots(cell, seed, tree, tree.node_begin(node, tree.depth),
-                       tree.node_begin(node + 1, tree.depth), result);
+                       tree.node_begin(node + 1, tree.depth), result, revisit);
 }
 
 /// Depth-first walk of the subtree of `root`, nearest child first, pruned by the stopping
@@ -128,7 +131,7 @@ KOKKOS_INLINE_FUNCTION bool clip_by_leaf(Polygon& cell, CellSeed const& seed,
 template <class MemorySpace>
 KOKKOS_INLINE_FUNCTION bool clip_by_subtree(Polygon& cell, CellSeed const& seed,
                                             SeedTree<MemorySpace> const& tree, int root,
-                                            ClipResult& result) {
+                                            ClipResult& result, bool revisit = false) {
   constexpr int max_stack = 64; // ≥ tree depth + 2
   int stack_node[max_stack];
   double stack_d2[max_stack];
@@ -144,7 +147,7 @@ KOKKOS_INLINE_FUNCTION bool clip_by_subtree(Polygon& cell, CellSeed const& seed,
         !box_may_cut_vertices(cell, seed, box))
       continue;
     if (node >= first_leaf) {
-      if (clip_by_leaf(cell, seed, tree, node, result))
+      if (clip_by_leaf(cell, seed, tree, node, result, revisit))
         return true;
       continue;
     }
@@ -389,8 +392,15 @@ KOKKOS_INLINE_FUNCTION ClipResult clip_by_tree(Polygon& cell, CellSeed const& se
   } else if (clip_best_first(cell, seed, tree, own, settled_r2, result)) {
     return result;
   }
-  if (rest_in_reach)
-    clip_by_block_rest(cell, seed, tree, own, result);
+  // A cell still large (open towards where the tree has no seeds: a rank's border cell) would
+  // scan most of its block by rows; its block's subtree, pruned vertex by vertex, is cheaper
+  // (it revisits the near cells' seeds).
+  if (rest_in_reach) {
+    if (cell.max_radius2 <= settled_r2)
+      clip_by_block_rest(cell, seed, tree, own, result);
+    else
+      clip_by_subtree(cell, seed, tree, own, result, true);
+  }
   return result;
 }
 

@@ -76,6 +76,14 @@ struct Polygon {
     max_radius2 = loom::compat::max(max_radius2, px * px + py * py);
   }
 
+  /// Whether an edge has label `l`.
+  KOKKOS_INLINE_FUNCTION bool has_edge(int l) const {
+    bool found = false;
+    for (int k = 0; k < size; ++k)
+      found |= buffers[current].label[k] == l;
+    return found;
+  }
+
   /// Whether some vertex may have ax·x + ay·y > b, from the bounding box (false: clip() would
   /// leave the polygon unchanged).
   KOKKOS_INLINE_FUNCTION bool may_reach(double ax, double ay, double b) const {
