@@ -235,9 +235,9 @@ KOKKOS_INLINE_FUNCTION bool clip_by_block_rest(Polygon& cell, CellSeed const& se
     // are skipped).
     int const row = g.first_cell + j * g.nx;
     double const half_disk = loom::compat::sqrt(reach * reach - dy * dy) + g.slack;
+    int const last_span = g.span(g.column(seed.x + half_disk), j);
     double w_row = -loom::compat::infinity<double>();
-    for (int k = g.span(g.column(seed.x - half_disk), j);
-         k <= g.span(g.column(seed.x + half_disk), j); ++k)
+    for (int k = g.span(g.column(seed.x - half_disk), j); k <= last_span; ++k)
       w_row = loom::compat::max(w_row, tree.row_wmax(k));
     double const row_reach = reach_of_weighted_seeds(cell.max_radius2, seed.w - w_row) + g.slack;
     if (!(row_reach > dy))

@@ -116,8 +116,8 @@ struct SeedTree {
   int finest_block_level = 0;                   ///< the level of blocks of about block_size seeds
   Kokkos::View<GridBlock*, MemorySpace> blocks; ///< by block node − 2^block_level
   Kokkos::View<int*, MemorySpace> cell_begin;   ///< first tree slot of each grid cell, + end
-  /// Largest weight in each row span (columns [16k, 16k + 16) of row j of block g: g.span(i, j));
-  /// a row's seeds are consecutive slots.
+  /// Largest weight in each row span (the row_span_cells columns from k·row_span_cells on of row
+  /// j of block g: g.span(i, j) for a column i among them); a row's seeds are consecutive slots.
   Kokkos::View<double*, MemorySpace> row_wmax;
   Kokkos::View<RingOffset*, MemorySpace> ring; ///< the near grid offsets, nearest first
 
@@ -207,23 +207,24 @@ inline constexpr int max_block_merge = 4;
 /// mean density (bounding-box areas; Hilbert blocks of uniform seeds stay within about 2).
 inline constexpr double block_density_ratio = 3;
 
-/// The block level for the seeds along the curve: the coarsest level from `coarsest` on whose
-/// every node is even (no node of level `finest` in it denser than block_density_ratio times
-/// its mean), else `finest`. From the positions only, so new weights keep the blocks.
+/// The block level of `tree` (its size set) for the seeds along the curve: the coarsest level
+/// from `coarsest` on whose every node is even (no node of level `finest` in it denser than
+/// block_density_ratio times its mean), else `finest`. From the positions only, so new weights
+/// keep the blocks.
 template <class ExecutionSpace, class MemorySpace>
-int choose_block_level(ExecutionSpace const& space, Kokkos::View<Seed const*, MemorySpace> seeds,
-                       int coarsest, int finest) {
+int choose_block_level(ExecutionSpace const& space, SeedTree<MemorySpace> const& tree,
+                       Kokkos::View<Seed const*, MemorySpace> seeds, int coarsest, int finest) {
   using Policy = Kokkos::RangePolicy<ExecutionSpace>;
   if (coarsest >= finest)
     return finest;
-  int const n = static_cast<int>(seeds.extent(0));
+  auto const t = tree;
   Kokkos::View<NodeStats*, MemorySpace> parts(
       Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::tree::finest_blocks"),
       1 << finest);
   Kokkos::parallel_for(
       "sdot::tree::finest_blocks", Policy(space, 0, 1 << finest), KOKKOS_LAMBDA(int k) {
-        int const begin = static_cast<int>((std::int64_t(k) * n) >> finest);
-        int const end = static_cast<int>((std::int64_t(k + 1) * n) >> finest);
+        int const begin = t.node_begin((1 << finest) + k, finest);
+        int const end = t.node_begin((1 << finest) + k + 1, finest);
         NodeStats st;
         for (int s = begin; s < end; ++s)
           st.add(seeds(s));
@@ -375,9 +376,9 @@ build_seed_tree(ExecutionSpace const& space, Kokkos::View<double const* [2], Mem
         along_curve(k) = Seed{positions(i, 0), positions(i, 1), weights(i)};
       });
 
-  // The block level: the largest blocks whose seeds are even (density and weights).
+  // The block level: the largest blocks whose seeds are spread evenly.
   tree.block_level = choose_block_level(
-      space, Kokkos::View<Seed const*, MemorySpace>(along_curve),
+      space, tree, Kokkos::View<Seed const*, MemorySpace>(along_curve),
       loom::compat::max(tree.finest_block_level - max_block_merge, 0), tree.finest_block_level);
 
   // The grid of each block, sized from the block's bounding box and number of seeds.
