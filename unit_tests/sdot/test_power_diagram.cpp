@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <random>
 
 using namespace sdot_test;
 
@@ -256,6 +257,33 @@ TEST(PowerDiagram, LargerBlocksMatchTheReference) {
   EXPECT_EQ(block_levels(c), std::make_pair(0, 2));
   for (auto const& weighted : {c, with_spread_weights(c)})
     expect_matches_reference(weighted, unit_square());
+}
+
+TEST(PowerDiagram, CellsAroundHolesMatchTheReference) {
+  // Uniform seeds with holes of 1 to 4 grid steps: the cells around a hole reach past the near
+  // grid cells of their seed (whose walk may stop early, in the order of the seed's part of its
+  // grid cell), while cells beyond them can still cut; with zero and with spread weights.
+  auto const full = uniform_cloud(3000, 1.0 / 3000, 35);
+  double const h = 1 / std::sqrt(3000.0);
+  std::mt19937_64 rng(36);
+  std::uniform_real_distribution<double> u(0.1, 0.9), radius(1 * h, 4 * h);
+  std::vector<std::array<double, 3>> holes(40);
+  for (auto& hole : holes)
+    hole = {u(rng), u(rng), radius(rng)};
+  Cloud c;
+  for (std::size_t i = 0; i < full.x.size(); ++i) {
+    bool inside = false;
+    for (auto const& hole : holes)
+      inside |= std::hypot(full.x[i][0] - hole[0], full.x[i][1] - hole[1]) < hole[2];
+    if (!inside) {
+      c.x.push_back(full.x[i]);
+      c.w.push_back(0);
+    }
+  }
+  ASSERT_GT(c.x.size(), 2000u);
+  ASSERT_LT(c.x.size(), 2800u);
+  expect_matches_reference(c, unit_square());
+  expect_matches_reference(with_spread_weights(c), unit_square());
 }
 
 TEST(PowerDiagram, Deterministic) {

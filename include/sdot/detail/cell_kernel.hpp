@@ -177,9 +177,7 @@ KOKKOS_INLINE_FUNCTION bool clip_by_block_near(Polygon& cell, CellSeed const& se
   // A seed at distance d may cut only if d < R + sqrt(R² − w_i + w_max): the walk stops at
   // the first cell whose gap, in units of h, is beyond that (recomputed when the cell shrinks).
   double r2 = -1, limit = 0;
-  int const nb_offsets = static_cast<int>(tree.ring.extent(0));
-  for (int k = 0; k < nb_offsets; ++k) {
-    RingOffset const o = tree.ring(k);
+  auto const update_limit = [&] { // false: no seed of the block can cut
     if (cell.max_radius2 != r2) {
       r2 = cell.max_radius2;
       double const reach = reach_of_weighted_seeds(r2, w_gap);
@@ -187,18 +185,24 @@ KOKKOS_INLINE_FUNCTION bool clip_by_block_near(Polygon& cell, CellSeed const& se
         return false;
       limit = (reach + 2 * g.slack) * g.inv_h;
     }
+    return true;
+  };
+  // The near cells in the order of the seed's part of its cell, then the least gap to the
+  // cells beyond.
+  int const per_part = static_cast<int>(tree.ring.extent(0)) / (ring_parts * ring_parts);
+  int const part = ring_part((seed.x - g.x0) * g.inv_h - ci, (seed.y - g.y0) * g.inv_h - cj);
+  int const first_offset = part * per_part, beyond = first_offset + per_part - 1;
+  for (int k = first_offset; k < beyond; ++k) {
+    RingOffset const o = tree.ring(k);
+    if (!update_limit())
+      return false;
     if (o.gap >= limit)
-      return false; // the gaps only grow from here
-    // A cell off the grid gives an empty range (a select, not a branch).
-    int const i = ci + o.di, j = cj + o.dj;
-    bool const on_grid = (i >= 0) & (j >= 0) & (i < g.nx) & (j < g.ny);
-    int const c = on_grid ? g.first_cell + j * g.nx + i : g.first_cell;
-    int const begin = tree.cell_begin(c);
-    int const end = on_grid ? tree.cell_begin(c + 1) : begin;
-    if (clip_by_slots(cell, seed, tree, begin, end, result))
+      break;                                    // the gaps only grow from here
+    int const c = g.cell(ci + o.di, cj + o.dj); // off the grid: an empty cell of the padding
+    if (clip_by_slots(cell, seed, tree, tree.cell_begin(c), tree.cell_begin(c + 1), result))
       return true;
   }
-  rest_in_reach = true;
+  rest_in_reach = update_limit() && tree.ring(beyond).gap < limit;
   return false;
 }
 
@@ -233,7 +237,7 @@ KOKKOS_INLINE_FUNCTION bool clip_by_block_rest(Polygon& cell, CellSeed const& se
       continue;
     // The largest weight of the row's spans within the disk narrows it (rows far in weight
     // are skipped).
-    int const row = g.first_cell + j * g.nx;
+    int const row = g.cell(0, j);
     double const half_disk = loom::compat::sqrt(reach * reach - dy * dy) + g.slack;
     int const last_span = g.span(g.column(seed.x + half_disk), j);
     double w_row = -loom::compat::infinity<double>();

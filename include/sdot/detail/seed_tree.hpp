@@ -12,8 +12,10 @@
 #include <sdot/detail/point_bounds.hpp>
 #include <sdot/detail/radix_sort.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 
 namespace sdot::detail {
 
@@ -50,9 +52,14 @@ struct NodeStats {
 /// weight trend across a large block does not loosen them.
 inline constexpr int row_span_cells = 8;
 
+/// The grid of a block is padded by this many empty cells on each side, so that a seed's near
+/// cells (see near_reach) are all on it: no test for the grid's edges in the near walk.
+inline constexpr int grid_padding = 2;
+
 /// The uniform grid of a block: cell (i, j), 0 ≤ i < nx, 0 ≤ j < ny, is the square
-/// [x0 + i·h, x0 + (i+1)·h] × [y0 + j·h, y0 + (j+1)·h], number first_cell + j·nx + i of the
-/// tree's cells.
+/// [x0 + i·h, x0 + (i+1)·h] × [y0 + j·h, y0 + (j+1)·h], number cell(i, j) of the tree's
+/// cells; the cells of the padding (−grid_padding ≤ i < nx + grid_padding, the same for j)
+/// are empty.
 struct GridBlock {
   double x0, y0, h, inv_h;
   int nx, ny;
@@ -61,6 +68,15 @@ struct GridBlock {
   /// (rounding), to be taken off every distance bound drawn from the grid.
   double slack;
   int first_span = 0; ///< number of its first row span among the tree's (see row_wmax)
+
+  /// Cells of the block, padding included.
+  KOKKOS_INLINE_FUNCTION int cell_count() const {
+    return (nx + 2 * grid_padding) * (ny + 2 * grid_padding);
+  }
+  /// Number of the cell (i, j) among the tree's: those of a row are consecutive.
+  KOKKOS_INLINE_FUNCTION int cell(int i, int j) const {
+    return first_cell + (j + grid_padding) * (nx + 2 * grid_padding) + i + grid_padding;
+  }
 
   /// Row spans per row: a row's largest weight is kept per run of row_span_cells cells.
   KOKKOS_INLINE_FUNCTION int spans_per_row() const {
@@ -80,9 +96,9 @@ struct GridBlock {
 };
 
 /// A grid cell (di, dj) away from the seed's, and the least distance between a point of the
-/// seed's cell and a point of that one: gap·h (gap2 = gap², an integer).
+/// seed's part of its cell (see ring_parts) and a point of that one: gap·h.
 struct RingOffset {
-  int di, dj, gap2;
+  int di, dj;
   double gap;
 };
 
@@ -140,7 +156,7 @@ inline int tree_depth(int n, int leaf_size) {
 /// The near grid cells of a seed, those whose gap to its own cell is below sqrt(near_gap2) h
 /// (21 cells), are walked one by one, nearest first; the rest of a block is scanned row by row
 /// (cell_kernel.hpp). Measured: 2 does fewer instructions and mispredictions than 1, 3 or 5.
-inline constexpr int near_gap2 = 2;
+inline constexpr int near_gap2 = 3;
 
 /// Gap, in units of h², between two grid cells (di, dj) apart: the least squared distance
 /// between their points.
@@ -163,35 +179,87 @@ KOKKOS_INLINE_FUNCTION int near_half_width(int dj) {
   return gi + 1;
 }
 
-/// The near grid offsets (gap² < near_gap2), by increasing gap (ties by distance between
-/// centres, then row, then column: a fixed order).
-template <class ExecutionSpace, class MemorySpace>
-Kokkos::View<RingOffset*, MemorySpace> ring_offsets(ExecutionSpace const& space) {
-  int const reach = near_gap2 + 1; // (|d| − 1)² ≥ near_gap2 beyond
-  int const side = 2 * reach + 1;
-  Kokkos::View<RingOffset*, Kokkos::HostSpace> host("sdot::tree::ring_host", side * side);
-  int k = 0;
+/// Each grid cell is cut into ring_parts × ring_parts parts, each with its own order of the
+/// near cells, by their least distance to the part: the walk from a seed is then closer to
+/// nearest first, and stops sooner (see docs/performance.md).
+inline constexpr int ring_parts = 8;
+
+/// The near grid cells are at most this many rows or columns away from the seed's.
+KOKKOS_INLINE_FUNCTION constexpr int near_reach() {
+  int gap = 0;
+  while ((gap + 1) * (gap + 1) < near_gap2)
+    ++gap;
+  return gap + 1;
+}
+static_assert(grid_padding >= near_reach(), "the padding must hold every near cell");
+
+/// Number of near grid cells (gap² < near_gap2).
+inline int near_cell_count() {
+  int const reach = near_reach();
+  int count = 0;
   for (int dj = -reach; dj <= reach; ++dj)
     for (int di = -reach; di <= reach; ++di)
-      if (grid_gap2(di, dj) < near_gap2)
-        host(k++) = RingOffset{di, dj, grid_gap2(di, dj), std::sqrt(double(grid_gap2(di, dj)))};
-  auto const before = [](RingOffset const& a, RingOffset const& b) {
-    int const ca = a.di * a.di + a.dj * a.dj, cb = b.di * b.di + b.dj * b.dj;
-    if (a.gap2 != b.gap2)
-      return a.gap2 < b.gap2;
-    if (ca != cb)
-      return ca < cb;
-    return a.dj != b.dj ? a.dj < b.dj : a.di < b.di;
-  };
-  for (int i = 1; i < k; ++i) // insertion sort: a few entries, once per tree
-    for (int j = i; j > 0 && before(host(j), host(j - 1)); --j) {
-      RingOffset const t = host(j);
-      host(j) = host(j - 1);
-      host(j - 1) = t;
-    }
+      count += grid_gap2(di, dj) < near_gap2;
+  return count;
+}
+
+/// Part of the seed's grid cell holding a point at (fx, fy) in units of h from the cell's
+/// corner (clamped: rounding, or a point off the grid).
+KOKKOS_INLINE_FUNCTION int ring_part(double fx, double fy) {
+  return GridBlock::clamp(fy * ring_parts, ring_parts) * ring_parts +
+         GridBlock::clamp(fx * ring_parts, ring_parts);
+}
+
+/// Entries of ring_offsets() per part of a cell: the near cells, then one more whose gap is
+/// the least gap to a cell beyond them (a near cell may be farther from the part than that).
+inline int ring_entries_per_part() {
+  return near_cell_count() + 1;
+}
+
+/// The near grid offsets (gap² < near_gap2) of each part of a cell, by increasing gap to the
+/// part (ties by distance between centres, then row, then column: a fixed order), each part's
+/// followed by the least gap to a cell beyond them (see ring_entries_per_part).
+template <class ExecutionSpace, class MemorySpace>
+Kokkos::View<RingOffset*, MemorySpace> ring_offsets(ExecutionSpace const& space) {
+  int const reach = near_reach();
+  int const per_part = ring_entries_per_part();
+  int const nb_parts = ring_parts * ring_parts;
+  Kokkos::View<RingOffset*, Kokkos::HostSpace> host("sdot::tree::ring_host", nb_parts * per_part);
+  for (int part = 0; part < nb_parts; ++part) {
+    // The part: [px0, px1] × [py0, py1] in units of h from the cell's corner.
+    double const px0 = double(part % ring_parts) / ring_parts, px1 = px0 + 1.0 / ring_parts;
+    double const py0 = double(part / ring_parts) / ring_parts, py1 = py0 + 1.0 / ring_parts;
+    auto const gap_to = [&](int di, int dj) {
+      double const gx = std::max({0.0, di - px1, px0 - (di + 1)});
+      double const gy = std::max({0.0, dj - py1, py0 - (dj + 1)});
+      return std::sqrt(gx * gx + gy * gy);
+    };
+    RingOffset* const first = &host(part * per_part);
+    int k = 0;
+    double beyond = std::numeric_limits<double>::infinity();
+    for (int dj = -reach - 1; dj <= reach + 1; ++dj)
+      for (int di = -reach - 1; di <= reach + 1; ++di) {
+        if (grid_gap2(di, dj) < near_gap2)
+          first[k++] = RingOffset{di, dj, gap_to(di, dj)};
+        else
+          beyond = std::min(beyond, gap_to(di, dj));
+      }
+    double const cx = (px0 + px1) / 2 - 0.5, cy = (py0 + py1) / 2 - 0.5;
+    auto const before = [&](RingOffset const& a, RingOffset const& b) {
+      double const ca = (a.di - cx) * (a.di - cx) + (a.dj - cy) * (a.dj - cy);
+      double const cb = (b.di - cx) * (b.di - cx) + (b.dj - cy) * (b.dj - cy);
+      if (a.gap != b.gap)
+        return a.gap < b.gap;
+      if (ca != cb)
+        return ca < cb;
+      return a.dj != b.dj ? a.dj < b.dj : a.di < b.di;
+    };
+    std::stable_sort(first, first + k, before); // a few entries, once per tree
+    first[k] = RingOffset{0, 0, beyond};
+  }
   Kokkos::View<RingOffset*, MemorySpace> ring(
-      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::tree::ring"), k);
-  Kokkos::deep_copy(space, ring, Kokkos::subview(host, Kokkos::make_pair(0, k)));
+      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::tree::ring"), host.extent(0));
+  Kokkos::deep_copy(space, ring, host);
   space.fence();
   return ring;
 }
@@ -279,7 +347,7 @@ void compute_weight_bounds(ExecutionSpace const& space, SeedTree<MemorySpace>& t
         GridBlock const g = blocks(b);
         for (int j = 0; j < g.ny; ++j)
           for (int i = 0; i < g.nx; i += row_span_cells) {
-            int const row = g.first_cell + j * g.nx;
+            int const row = g.cell(0, j);
             int const end = loom::compat::min(i + row_span_cells, g.nx);
             double w = -loom::compat::infinity<double>();
             for (int t = cell_begin(row + i); t < cell_begin(row + end); ++t)
@@ -415,7 +483,7 @@ build_seed_tree(ExecutionSpace const& space, Kokkos::View<double const* [2], Mem
         }
         if (final)
           blocks(b) = g;
-        first_cell += g.nx * g.ny;
+        first_cell += g.cell_count();
       },
       nb_cells);
   Kokkos::parallel_scan(
@@ -446,10 +514,10 @@ build_seed_tree(ExecutionSpace const& space, Kokkos::View<double const* [2], Mem
         GridBlock const g = blocks(b);
         for (int k = begin; k < end; ++k) {
           Seed const p = along_curve(k);
-          ++cell_begin(g.first_cell + g.row(p.y) * g.nx + g.column(p.x));
+          ++cell_begin(g.cell(g.column(p.x), g.row(p.y)));
         }
         int slot = begin;
-        for (int c = g.first_cell; c < g.first_cell + g.nx * g.ny; ++c) {
+        for (int c = g.first_cell; c < g.first_cell + g.cell_count(); ++c) {
           int const count = cell_begin(c);
           cell_begin(c) = slot;
           cursor(c) = slot;
@@ -457,12 +525,12 @@ build_seed_tree(ExecutionSpace const& space, Kokkos::View<double const* [2], Mem
         }
         for (int k = begin; k < end; ++k) {
           Seed const p = along_curve(k);
-          int const to = cursor(g.first_cell + g.row(p.y) * g.nx + g.column(p.x))++;
+          int const to = cursor(g.cell(g.column(p.x), g.row(p.y)))++;
           index(to) = hilbert(k);
           seeds(to) = p;
         }
         if (b == nb_blocks - 1)
-          cell_begin(g.first_cell + g.nx * g.ny) = n;
+          cell_begin(g.first_cell + g.cell_count()) = n;
       });
   compute_weight_bounds(space, tree);
   return tree;
