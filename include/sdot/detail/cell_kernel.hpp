@@ -17,10 +17,12 @@ struct CellSeed {
 
 /// Whether a seed at squared distance d2 ≥ 0 with weight ≤ w_other can cut a cell whose
 /// vertices lie within sqrt(r2) of the seed i of weight w_i. A seed at distance d cuts only
-/// if 2·v·d > d² + w_i − w_other for some vertex v, and 2·v·d ≤ 2·R·d.
+/// if 2·v·d > d² + w_i − w_other for some vertex v, and 2·v·d ≤ 2·R·d. A seed at the same
+/// place with the same weight (t = 0: a duplicate, or the seed itself) passes, for the caller
+/// to settle.
 KOKKOS_INLINE_FUNCTION bool may_cut(double d2, double w_i, double w_other, double r2) {
-  double t = d2 + (w_i - w_other); // the weight difference first: exact for close weights
-  return !(t >= 0) | !(t * t >= 4 * r2 * d2); // no branch
+  double t = d2 + (w_i - w_other);           // the weight difference first: exact for close weights
+  return !(t > 0) | !(t * t >= 4 * r2 * d2); // no branch
 }
 
 /// Whether some seed of a node at squared distance ≥ box_d2 with weights ≤ w_max may cut:
@@ -76,6 +78,10 @@ KOKKOS_INLINE_FUNCTION bool
 clip_by_seed(Polygon& cell, CellSeed const& seed, SeedTree<MemorySpace> const& tree, int s,
              double d2, Seed const& other, ClipResult& result, bool revisit = false) {
   double const dx = other.x - seed.x, dy = other.y - seed.y;
+  double const offset = (d2 + (seed.w - other.w)) / 2;
+  // Both tests at once (one branch to mispredict, not two); duplicates pass both.
+  if (!(may_cut(d2, seed.w, other.w, cell.max_radius2) & cell.may_reach(dx, dy, offset)))
+    return false;
   if (d2 == 0 && other.w == seed.w) {
     // Duplicates: the lower index keeps the cell.
     if (tree.index(s) < seed.index) {
@@ -86,10 +92,6 @@ clip_by_seed(Polygon& cell, CellSeed const& seed, SeedTree<MemorySpace> const& t
     }
     return false;
   }
-  double const offset = (d2 + (seed.w - other.w)) / 2;
-  // Both tests at once (one branch to mispredict, not two).
-  if (!(may_cut(d2, seed.w, other.w, cell.max_radius2) & cell.may_reach(dx, dy, offset)))
-    return false;
   if (revisit && cell.has_edge(tree.index(s)))
     return false; // clipped by it before: again, rounding could add a tiny edge
   ClipResult const r = cell.clip(dx, dy, offset, tree.index(s));

@@ -85,9 +85,9 @@ struct Polygon {
   }
 
   /// Whether some vertex may have ax·x + ay·y > b, from the bounding box (false: clip() would
-  /// leave the polygon unchanged).
+  /// leave the polygon unchanged). Ties pass: a = 0, b = 0 does (a duplicate seed).
   KOKKOS_INLINE_FUNCTION bool may_reach(double ax, double ay, double b) const {
-    return loom::compat::max(ax * xmin, ax * xmax) + loom::compat::max(ay * ymin, ay * ymax) > b;
+    return loom::compat::max(ax * xmin, ax * xmax) + loom::compat::max(ay * ymin, ay * ymax) >= b;
   }
 
   /// Keeps the part where ax·x + ay·y ≤ b (vertices on the line stay). The new edge, if any,
