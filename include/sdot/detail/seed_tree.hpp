@@ -405,7 +405,7 @@ template <class ExecutionSpace, class MemorySpace>
 SeedTree<MemorySpace>
 build_seed_tree(ExecutionSpace const& space, Kokkos::View<double const* [2], MemorySpace> positions,
                 Kokkos::View<double const*, MemorySpace> weights, int leaf_size,
-                int block_size = 1024, double grid_occupancy = 1) {
+                int block_size = 1024, double grid_occupancy = 1.5) {
   static_assert(Kokkos::SpaceAccessibility<ExecutionSpace, MemorySpace>::accessible,
                 "build_seed_tree: the seeds must be accessible from the execution space");
   using Policy = Kokkos::RangePolicy<ExecutionSpace>;
