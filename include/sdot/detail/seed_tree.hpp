@@ -154,8 +154,9 @@ inline int tree_depth(int n, int leaf_size) {
 }
 
 /// The near grid cells of a seed, those whose gap to its own cell is below sqrt(near_gap2) h
-/// (21 cells), are walked one by one, nearest first; the rest of a block is scanned row by row
-/// (cell_kernel.hpp). Measured: 2 does fewer instructions and mispredictions than 1, 3 or 5.
+/// (the 25 cells within two rows and columns), are walked one by one, nearest first; the rest
+/// of a block is scanned row by row (cell_kernel.hpp). Measured (docs/performance.md): larger
+/// sets help zero weights and hurt spread (optimal-transport) ones.
 inline constexpr int near_gap2 = 3;
 
 /// Gap, in units of h², between two grid cells (di, dj) apart: the least squared distance
