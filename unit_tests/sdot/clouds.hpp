@@ -60,6 +60,15 @@ inline Cloud lattice_cloud(int k) {
   return c;
 }
 
+/// The cloud with weights spread over 60/N with a smooth trend across the domain (as an
+/// optimal transport gives).
+inline Cloud with_spread_weights(Cloud c) {
+  double const n = double(c.x.size());
+  for (std::size_t i = 0; i < c.w.size(); ++i)
+    c.w[i] = 60 / n * std::sin(6 * c.x[i][0] + 2 * c.x[i][1]);
+  return c;
+}
+
 template <class MemorySpace = Kokkos::DefaultExecutionSpace::memory_space>
 Kokkos::View<double* [2], MemorySpace> positions_view(Cloud const& c) {
   Kokkos::View<double* [2], MemorySpace> v("test::positions", c.x.size());

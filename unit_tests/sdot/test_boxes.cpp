@@ -8,7 +8,6 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <cmath>
 #include <numeric>
 
 using namespace sdot_test;
@@ -60,10 +59,7 @@ TEST(Boxes, BoxesWithLargerBlocks) {
   // 12 000 uniform seeds: one box and each of 2 or 3 boxes (4 000 to 6 000 even seeds) are
   // large enough for blocks larger than the finest, whose border cells walk the block's
   // subtree; weights with a trend (bounded per row span).
-  auto c = uniform_cloud(12000, 0, 23);
-  for (std::size_t i = 0; i < c.w.size(); ++i)
-    c.w[i] = 60.0 / 12000 * std::sin(6 * c.x[i][0] + 2 * c.x[i][1]);
-  expect_same_as_one_box(c, {2, 3, 8});
+  expect_same_as_one_box(with_spread_weights(uniform_cloud(12000, 0, 23)), {2, 3, 8});
 }
 
 TEST(Boxes, MatchesBruteForce) {

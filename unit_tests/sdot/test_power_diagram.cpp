@@ -228,14 +228,6 @@ std::pair<int, int> block_levels(Cloud const& c) {
   return {tree.block_level, tree.finest_block_level};
 }
 
-/// Weights spread over 60/N with a smooth trend (as an optimal transport gives).
-Cloud with_spread_weights(Cloud c) {
-  double const n = double(c.x.size());
-  for (std::size_t i = 0; i < c.w.size(); ++i)
-    c.w[i] = 60 / n * std::sin(6 * c.x[i][0] + 2 * c.x[i][1]);
-  return c;
-}
-
 } // namespace
 
 TEST(PowerDiagram, LargerBlocksOnlyWhereTheSeedsAreEven) {

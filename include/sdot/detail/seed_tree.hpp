@@ -169,7 +169,7 @@ KOKKOS_INLINE_FUNCTION int grid_gap2(int di, int dj) {
 
 /// Half-width, in columns, of the near cells in the row dj rows away from the seed's (they
 /// are the columns −a … a around the seed's), or −1 when that row has none.
-KOKKOS_INLINE_FUNCTION int near_half_width(int dj) {
+KOKKOS_INLINE_FUNCTION constexpr int near_half_width(int dj) {
   int const gj = dj < 0 ? -dj - 1 : dj > 0 ? dj - 1 : 0;
   int const room = near_gap2 - gj * gj;
   if (room <= 0)
@@ -187,10 +187,7 @@ inline constexpr int ring_parts = 8;
 
 /// The near grid cells are at most this many rows or columns away from the seed's.
 KOKKOS_INLINE_FUNCTION constexpr int near_reach() {
-  int gap = 0;
-  while ((gap + 1) * (gap + 1) < near_gap2)
-    ++gap;
-  return gap + 1;
+  return near_half_width(0);
 }
 static_assert(grid_padding >= near_reach(), "the padding must hold every near cell");
 
@@ -346,15 +343,16 @@ void compute_weight_bounds(ExecutionSpace const& space, SeedTree<MemorySpace>& t
   Kokkos::parallel_for(
       "sdot::tree::row_weights", Policy(space, 0, nb_blocks), KOKKOS_LAMBDA(int b) {
         GridBlock const g = blocks(b);
-        for (int j = 0; j < g.ny; ++j)
+        for (int j = 0; j < g.ny; ++j) {
+          int const row = g.cell(0, j);
           for (int i = 0; i < g.nx; i += row_span_cells) {
-            int const row = g.cell(0, j);
             int const end = loom::compat::min(i + row_span_cells, g.nx);
             double w = -loom::compat::infinity<double>();
             for (int t = cell_begin(row + i); t < cell_begin(row + end); ++t)
               w = loom::compat::max(w, seeds(t).w);
             row_wmax(g.span(i, j)) = w;
           }
+        }
       });
 
   // Leaves from their seeds, then each level from the one below.
