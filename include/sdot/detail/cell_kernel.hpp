@@ -382,9 +382,7 @@ KOKKOS_INLINE_FUNCTION ClipResult clip_by_tree(Polygon& cell, CellSeed const& se
   // one assembled from views by hand): its nearest seeds are there.
   bool const has_grids = tree.blocks.extent(0) > 0;
   int const own_level = has_grids ? tree.block_level : tree.depth;
-  int own = 1;
-  for (int level = 0; level < own_level; ++level)
-    own = 2 * own + (seed.tree_slot >= tree.node_begin(2 * own + 1, level + 1));
+  int const own = tree.node_of_slot(seed.tree_slot, own_level);
   bool rest_in_reach = false;
   if (has_grids ? clip_by_block_near(cell, seed, tree, own, rest_in_reach, result)
                 : clip_by_leaf(cell, seed, tree, own, result))

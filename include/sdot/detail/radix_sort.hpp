@@ -1,5 +1,6 @@
 #pragma once
-// Stable least-significant-digit radix sort of unsigned keys, returning the permutation.
+// Stable least-significant-digit radix sort of unsigned keys (32 or 64 bits), returning the
+// permutation.
 // Written with plain parallel_for / parallel_scan so it behaves the same on every Kokkos
 // version and backend (Kokkos::sort's interface changed between 3.4 and 4.x). Stability
 // makes the order of equal keys the order of their indices: the result is deterministic.
@@ -7,16 +8,21 @@
 #include <loom/kokkos_compat.hpp>
 
 #include <cstdint>
+#include <type_traits>
 #include <utility>
 
 namespace sdot::detail {
 
-template <class ExecutionSpace, class MemorySpace>
+/// The permutation that sorts `keys` (whose values are below 2^key_bits), equal keys in the
+/// order of their indices; the keys in that order go to `sorted_keys` when it is given.
+template <class ExecutionSpace, class MemorySpace, class Key>
 Kokkos::View<int*, MemorySpace>
-stable_sort_permutation(ExecutionSpace const& space,
-                        Kokkos::View<std::uint64_t const*, MemorySpace> keys, int key_bits) {
+stable_sort_permutation(ExecutionSpace const& space, Kokkos::View<Key const*, MemorySpace> keys,
+                        int key_bits,
+                        Kokkos::View<Key const*, MemorySpace>* sorted_keys = nullptr) {
   static_assert(Kokkos::SpaceAccessibility<ExecutionSpace, MemorySpace>::accessible,
                 "stable_sort_permutation: the keys must be accessible from the execution space");
+  static_assert(std::is_unsigned<Key>::value, "stable_sort_permutation: unsigned keys");
   using Policy = Kokkos::RangePolicy<ExecutionSpace>;
   // Digits of about 11 bits: 3 passes for 32-bit keys. The keys travel with the permutation,
   // so that every pass reads them in order.
@@ -28,17 +34,19 @@ stable_sort_permutation(ExecutionSpace const& space,
       Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::sort::permutation"), n);
   Kokkos::parallel_for(
       "sdot::sort::iota", Policy(space, 0, n), KOKKOS_LAMBDA(int i) { perm(i) = i; });
+  if (sorted_keys)
+    *sorted_keys = keys;
   if (n <= 1 || nb_passes == 0)
     return perm;
   Kokkos::View<int*, MemorySpace> perm_next(
       Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::sort::permutation_next"), n);
   // Each pass reads `key` (the input at first) and writes `key_next`, one of two buffers.
-  Kokkos::View<std::uint64_t*, MemorySpace> buffers[2] = {
-      Kokkos::View<std::uint64_t*, MemorySpace>(
+  Kokkos::View<Key*, MemorySpace> buffers[2] = {
+      Kokkos::View<Key*, MemorySpace>(
           Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::sort::keys"), n),
-      Kokkos::View<std::uint64_t*, MemorySpace>(
+      Kokkos::View<Key*, MemorySpace>(
           Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::sort::keys_next"), n)};
-  Kokkos::View<std::uint64_t const*, MemorySpace> key = keys;
+  Kokkos::View<Key const*, MemorySpace> key = keys;
 
   // Each block is scanned serially by one thread, so that equal digits keep their order.
   int const threads = loom::compat::concurrency(space);
@@ -49,7 +57,7 @@ stable_sort_permutation(ExecutionSpace const& space,
 
   for (int pass = 0; pass < nb_passes; ++pass) {
     int const shift = pass * digit_bits;
-    std::uint64_t const mask = std::uint64_t(radix - 1);
+    Key const mask = Key(radix - 1);
     if (pass > 0)
       Kokkos::deep_copy(space, offsets, 0);
     Kokkos::parallel_for(
@@ -71,7 +79,7 @@ stable_sort_permutation(ExecutionSpace const& space,
         "sdot::sort::scatter", Policy(space, 0, nb_blocks), KOKKOS_LAMBDA(int b) {
           int end = loom::compat::min(n, (b + 1) * block);
           for (int i = b * block; i < end; ++i) {
-            std::uint64_t const k = key(i);
+            Key const k = key(i);
             int const to = offsets(static_cast<int>((k >> shift) & mask) * nb_blocks + b)++;
             key_next(to) = k;
             perm_next(to) = perm(i);
@@ -80,6 +88,8 @@ stable_sort_permutation(ExecutionSpace const& space,
     std::swap(perm, perm_next);
     key = key_next;
   }
+  if (sorted_keys)
+    *sorted_keys = key;
   return perm;
 }
 

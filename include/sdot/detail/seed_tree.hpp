@@ -7,7 +7,8 @@
 //   curve), each with its own uniform grid of square cells holding about grid_occupancy
 //   seeds: a grid adapts to the local density because a block is a fixed number of seeds.
 // The tree order is: blocks along the Hilbert curve, and inside a block, its grid cells row
-// by row (Hilbert order inside a grid cell). Built with a few parallel passes.
+// by row (Hilbert order inside a grid cell). Built with a few parallel passes and two stable
+// radix sorts of all the seeds (along the curve, then by grid cell), whatever the blocks' sizes.
 
 #include <sdot/detail/point_bounds.hpp>
 #include <sdot/detail/radix_sort.hpp>
@@ -102,11 +103,11 @@ struct RingOffset {
   double gap;
 };
 
-/// Position along a Hilbert curve of order `bits` of the cell (ix, iy). Branch-free: the
+/// Position along a Hilbert curve of order `bits` ≤ 16 of the cell (ix, iy). Branch-free: the
 /// orientation of the sub-square is kept as two flags (coordinates swapped, complemented),
 /// toggled level by level.
-KOKKOS_INLINE_FUNCTION std::uint64_t hilbert_index(std::uint32_t ix, std::uint32_t iy, int bits) {
-  std::uint64_t d = 0;
+KOKKOS_INLINE_FUNCTION std::uint32_t hilbert_index(std::uint32_t ix, std::uint32_t iy, int bits) {
+  std::uint32_t d = 0;
   std::uint32_t swapped = 0, complemented = 0;
   for (int level = bits - 1; level >= 0; --level) {
     std::uint32_t const bx = ((ix >> level) & 1) ^ complemented;
@@ -142,6 +143,12 @@ struct SeedTree {
   KOKKOS_INLINE_FUNCTION int node_begin(int node, int level) const {
     std::int64_t k = node - (std::int64_t(1) << level);
     return static_cast<int>((k * size) >> level);
+  }
+  /// The node of level `level` (heap numbering) holding sorted seed `slot`: the last k with
+  /// node_begin(2^level + k) ≤ slot, that is k·size < (slot + 1)·2^level.
+  KOKKOS_INLINE_FUNCTION int node_of_slot(int slot, int level) const {
+    std::int64_t const k = ((std::int64_t(slot + 1) << level) - 1) / size;
+    return static_cast<int>((std::int64_t(1) << level) + k);
   }
 };
 
@@ -264,38 +271,48 @@ Kokkos::View<RingOffset*, MemorySpace> ring_offsets(ExecutionSpace const& space)
 
 /// A block holds block_size seeds (the finest block level) or, where the seeds are spread
 /// evenly, up to 2^max_block_merge times more: larger blocks leave fewer cells at a block's
-/// border, whose neighbours across it are found through the tree (measured at 1e6 uniform
-/// seeds: 18 % fewer cycles per cell with 16× larger blocks), but a block's grid has one cell
-/// size, so it suits only seeds of even density. The weights do not enter the choice: their
-/// bounds inside a block are kept per row span (row_span_cells), whatever the block's size.
-inline constexpr int max_block_merge = 4;
+/// border, whose neighbours across it are found through the tree (model cycles per cell at 1e6
+/// uniform seeds: −18 % with 16× larger blocks, −13 % more with up to 1024×), but a block's
+/// grid has one cell size, so it suits only seeds of even density. The cap keeps a grid's rows
+/// (a cell's near walk reads five of them) within about a thousand cells. The weights do not
+/// enter the choice: their bounds inside a block are kept per row span (row_span_cells),
+/// whatever the block's size.
+inline constexpr int max_block_merge = 10;
 /// A larger block is taken only if none of its finest blocks is denser than this times its own
 /// mean density (bounding-box areas; Hilbert blocks of uniform seeds stay within about 2).
 inline constexpr double block_density_ratio = 3;
 
-/// The block level of `tree` (its size set) for the seeds along the curve: the coarsest level
-/// from `coarsest` on whose every node is even (no node of level `finest` in it denser than
-/// block_density_ratio times its mean), else `finest`. From the positions only, so new weights
-/// keep the blocks.
+/// Bounding box, largest weight and number of seeds of each node of level `level` of `tree`
+/// (its size set), from the seeds in an order with the tree's partition (along the curve).
 template <class ExecutionSpace, class MemorySpace>
-int choose_block_level(ExecutionSpace const& space, SeedTree<MemorySpace> const& tree,
-                       Kokkos::View<Seed const*, MemorySpace> seeds, int coarsest, int finest) {
-  using Policy = Kokkos::RangePolicy<ExecutionSpace>;
-  if (coarsest >= finest)
-    return finest;
+Kokkos::View<NodeStats*, MemorySpace>
+level_stats(ExecutionSpace const& space, SeedTree<MemorySpace> const& tree,
+            Kokkos::View<Seed const*, MemorySpace> seeds, int level) {
   auto const t = tree;
-  Kokkos::View<NodeStats*, MemorySpace> parts(
-      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::tree::finest_blocks"),
-      1 << finest);
+  Kokkos::View<NodeStats*, MemorySpace> stats(
+      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::tree::level_stats"),
+      1 << level);
   Kokkos::parallel_for(
-      "sdot::tree::finest_blocks", Policy(space, 0, 1 << finest), KOKKOS_LAMBDA(int k) {
-        int const begin = t.node_begin((1 << finest) + k, finest);
-        int const end = t.node_begin((1 << finest) + k + 1, finest);
+      "sdot::tree::level_stats", Kokkos::RangePolicy<ExecutionSpace>(space, 0, 1 << level),
+      KOKKOS_LAMBDA(int k) {
         NodeStats st;
-        for (int s = begin; s < end; ++s)
+        for (int s = t.node_begin((1 << level) + k, level);
+             s < t.node_begin((1 << level) + k + 1, level); ++s)
           st.add(seeds(s));
-        parts(k) = st;
+        stats(k) = st;
       });
+  return stats;
+}
+
+/// The block level for the seeds whose finest blocks (level `finest`) have the statistics
+/// `parts`: the coarsest level from `coarsest` on whose every node is even (no finest block in
+/// it denser than block_density_ratio times its mean), else `finest`. From the positions only,
+/// so new weights keep the blocks.
+template <class ExecutionSpace, class MemorySpace>
+int choose_block_level(ExecutionSpace const& space,
+                       Kokkos::View<NodeStats const*, MemorySpace> parts, int coarsest,
+                       int finest) {
+  using Policy = Kokkos::RangePolicy<ExecutionSpace>;
   for (int level = coarsest; level < finest; ++level) {
     int const per_node = 1 << (finest - level);
     int uneven = 0;
@@ -341,18 +358,26 @@ void compute_weight_bounds(ExecutionSpace const& space, SeedTree<MemorySpace>& t
         Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::tree::row_wmax"), nb_spans);
   auto const row_wmax = tree.row_wmax;
   Kokkos::parallel_for(
-      "sdot::tree::row_weights", Policy(space, 0, nb_blocks), KOKKOS_LAMBDA(int b) {
-        GridBlock const g = blocks(b);
-        for (int j = 0; j < g.ny; ++j) {
-          int const row = g.cell(0, j);
-          for (int i = 0; i < g.nx; i += row_span_cells) {
-            int const end = loom::compat::min(i + row_span_cells, g.nx);
-            double w = -loom::compat::infinity<double>();
-            for (int t = cell_begin(row + i); t < cell_begin(row + end); ++t)
-              w = loom::compat::max(w, seeds(t).w);
-            row_wmax(g.span(i, j)) = w;
-          }
+      "sdot::tree::row_weights", Policy(space, 0, nb_spans), KOKKOS_LAMBDA(int span) {
+        // The span's block: the last whose first span is at most this one.
+        int first = 0, last = nb_blocks - 1;
+        while (first < last) {
+          int const middle = (first + last + 1) / 2;
+          if (blocks(middle).first_span <= span)
+            first = middle;
+          else
+            last = middle - 1;
         }
+        GridBlock const g = blocks(first);
+        int const in_block = span - g.first_span;
+        int const j = in_block / g.spans_per_row();
+        int const i = in_block % g.spans_per_row() * row_span_cells;
+        int const row = g.cell(0, j);
+        int const end = loom::compat::min(i + row_span_cells, g.nx);
+        double w = -loom::compat::infinity<double>();
+        for (int t = cell_begin(row + i); t < cell_begin(row + end); ++t)
+          w = loom::compat::max(w, seeds(t).w);
+        row_wmax(span) = w;
       });
 
   // Leaves from their seeds, then each level from the one below.
@@ -417,13 +442,17 @@ build_seed_tree(ExecutionSpace const& space, Kokkos::View<double const* [2], Mem
       loom::compat::min(tree.depth, tree_depth(n, loom::compat::max(block_size, 1)));
   tree.ring = ring_offsets<ExecutionSpace, MemorySpace>(space);
 
-  // Hilbert keys on a 2^16 × 2^16 grid over the seeds' bounding box.
-  constexpr int bits = 16;
+  // Hilbert keys on a 2^bits × 2^bits grid over the seeds' bounding box, about 4 grid cells
+  // per seed (bits ≤ 16): two sort passes up to a million seeds, not three. Seeds in the same
+  // cell keep their input order.
+  int bits = 1;
+  while (bits < 16 && (std::int64_t(1) << (2 * bits)) < 4 * std::int64_t(n))
+    ++bits;
   PointBounds const bounds = point_bounds(space, "sdot::tree::bounds", positions);
   double const x0 = bounds.xmin, y0 = bounds.ymin;
   double const extent = loom::compat::max(bounds.xmax - bounds.xmin, bounds.ymax - bounds.ymin);
   double const scale = extent > 0 ? ((1 << bits) - 1) / extent : 0;
-  Kokkos::View<std::uint64_t*, MemorySpace> keys(
+  Kokkos::View<std::uint32_t*, MemorySpace> keys(
       Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::tree::hilbert_keys"), n);
   Kokkos::parallel_for(
       "sdot::tree::hilbert_keys", Policy(space, 0, n), KOKKOS_LAMBDA(int i) {
@@ -431,8 +460,8 @@ build_seed_tree(ExecutionSpace const& space, Kokkos::View<double const* [2], Mem
         auto iy = static_cast<std::uint32_t>((positions(i, 1) - y0) * scale);
         keys(i) = hilbert_index(ix, iy, bits);
       });
-  auto const hilbert = stable_sort_permutation(
-      space, Kokkos::View<std::uint64_t const*, MemorySpace>(keys), 2 * bits);
+  auto hilbert = stable_sort_permutation(
+      space, Kokkos::View<std::uint32_t const*, MemorySpace>(keys), 2 * bits);
   keys = {};
   // The seeds in Hilbert order: the one gather with scattered reads.
   Kokkos::View<Seed*, MemorySpace> along_curve(
@@ -444,9 +473,11 @@ build_seed_tree(ExecutionSpace const& space, Kokkos::View<double const* [2], Mem
       });
 
   // The block level: the largest blocks whose seeds are spread evenly.
-  tree.block_level = choose_block_level(
-      space, tree, Kokkos::View<Seed const*, MemorySpace>(along_curve),
-      loom::compat::max(tree.finest_block_level - max_block_merge, 0), tree.finest_block_level);
+  int const finest = tree.finest_block_level;
+  Kokkos::View<NodeStats const*, MemorySpace> const finest_stats =
+      level_stats(space, tree, Kokkos::View<Seed const*, MemorySpace>(along_curve), finest);
+  tree.block_level = choose_block_level(space, finest_stats,
+                                        loom::compat::max(finest - max_block_merge, 0), finest);
 
   // The grid of each block, sized from the block's bounding box and number of seeds.
   int const block_level = tree.block_level;
@@ -454,21 +485,19 @@ build_seed_tree(ExecutionSpace const& space, Kokkos::View<double const* [2], Mem
   tree.blocks = Kokkos::View<GridBlock*, MemorySpace>(
       Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::tree::blocks"), nb_blocks);
   auto const blocks = tree.blocks;
-  auto const t0 = tree;
+  int const finest_per_block = 1 << (finest - block_level);
   int nb_cells = 0;
   Kokkos::parallel_scan(
       "sdot::tree::block_grids", Policy(space, 0, nb_blocks),
       KOKKOS_LAMBDA(int b, int& first_cell, bool final) {
-        int const begin = t0.node_begin(nb_blocks + b, block_level);
-        int const end = t0.node_begin(nb_blocks + b + 1, block_level);
-        NodeStats box;
-        for (int k = begin; k < end; ++k)
-          box.add(along_curve(k));
+        NodeStats box; // its finest blocks'
+        for (int q = b * finest_per_block; q < (b + 1) * finest_per_block; ++q)
+          box.add(finest_stats(q));
         double const xmin = box.xmin, ymin = box.ymin, xmax = box.xmax, ymax = box.ymax;
         GridBlock g{0, 0, 1, 1, 1, 1, first_cell, 0};
         double const wx = xmax - xmin, wy = ymax - ymin, ext = loom::compat::max(wx, wy);
-        if (end > begin && ext > 0) {
-          double const target = loom::compat::max(1.0, (end - begin) / grid_occupancy);
+        if (box.count > 0 && ext > 0) {
+          double const target = loom::compat::max(1.0, box.count / grid_occupancy);
           // Square cells; never more than `target` along a side (a thin block).
           double const h = loom::compat::max(loom::compat::sqrt(wx * wy / target), ext / target);
           int const nx = static_cast<int>(wx / h) + 1, ny = static_cast<int>(wy / h) + 1;
@@ -476,7 +505,7 @@ build_seed_tree(ExecutionSpace const& space, Kokkos::View<double const* [2], Mem
               loom::compat::fmax(xmin, -xmin) + loom::compat::fmax(ymin, -ymin) + 2 * (nx + ny) * h;
           g = GridBlock{xmin, ymin, h,          1 / h,
                         nx,   ny,   first_cell, 16 * loom::compat::epsilon<double>() * scale};
-        } else if (end > begin) {
+        } else if (box.count > 0) {
           g.x0 = xmin;
           g.y0 = ymin;
         }
@@ -493,44 +522,55 @@ build_seed_tree(ExecutionSpace const& space, Kokkos::View<double const* [2], Mem
         first_span += blocks(b).ny * blocks(b).spans_per_row();
       });
 
-  // Counting sort of each block's seeds by grid cell (serial inside a block, so stable),
-  // placing the seeds and their input indices in tree order.
+  // The seeds by grid cell (cells are numbered block by block, row by row), in their order
+  // along the curve inside a cell: one stable sort of all seeds, whatever the blocks' sizes.
+  Kokkos::View<std::uint32_t*, MemorySpace> cell_keys(
+      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::tree::cell_keys"), n);
+  auto const t0 = tree;
+  Kokkos::parallel_for(
+      "sdot::tree::cell_keys", Policy(space, 0, n), KOKKOS_LAMBDA(int k) {
+        GridBlock const g = blocks(t0.node_of_slot(k, block_level) - nb_blocks);
+        Seed const p = along_curve(k);
+        cell_keys(k) = static_cast<std::uint32_t>(g.cell(g.column(p.x), g.row(p.y)));
+      });
+
+  int cell_bits = 1;
+  while ((std::int64_t(1) << cell_bits) < nb_cells)
+    ++cell_bits;
+  Kokkos::View<std::uint32_t const*, MemorySpace> sorted_cells;
+  auto const by_cell = stable_sort_permutation(
+      space, Kokkos::View<std::uint32_t const*, MemorySpace>(cell_keys), cell_bits, &sorted_cells);
+  cell_keys = {};
+
+  // Each buffer is released once read for the last time (the peak memory is here).
   tree.cell_begin = Kokkos::View<int*, MemorySpace>(
-      Kokkos::view_alloc(space, "sdot::tree::cell_begin"), nb_cells + 1);
-  Kokkos::View<int*, MemorySpace> cursor(
-      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::tree::cell_cursor"), nb_cells);
+      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::tree::cell_begin"),
+      nb_cells + 1);
+  auto const cell_begin = tree.cell_begin;
+  // Slot s begins the cells after the previous slot's, up to its own (the last slot, n, the
+  // cells after the last seed's and the end).
+  Kokkos::parallel_for(
+      "sdot::tree::cell_begin", Policy(space, 0, n + 1), KOKKOS_LAMBDA(int slot) {
+        int const first = slot == 0 ? 0 : int(sorted_cells(slot - 1)) + 1;
+        int const last = slot == n ? nb_cells : int(sorted_cells(slot));
+        for (int c = first; c <= last; ++c)
+          cell_begin(c) = slot;
+      });
+  sorted_cells = {};
   tree.index = Kokkos::View<int*, MemorySpace>(
       Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::tree::index"), n);
+  auto const index = tree.index;
+  Kokkos::parallel_for(
+      "sdot::tree::place_indices", Policy(space, 0, n),
+      KOKKOS_LAMBDA(int slot) { index(slot) = hilbert(by_cell(slot)); });
+  hilbert = {};
   tree.seeds = Kokkos::View<Seed*, MemorySpace>(
       Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::tree::seeds"), n);
-  auto const cell_begin = tree.cell_begin;
-  auto const index = tree.index;
   auto const seeds = tree.seeds;
   Kokkos::parallel_for(
-      "sdot::tree::sort_by_cell", Policy(space, 0, nb_blocks), KOKKOS_LAMBDA(int b) {
-        int const begin = t0.node_begin(nb_blocks + b, block_level);
-        int const end = t0.node_begin(nb_blocks + b + 1, block_level);
-        GridBlock const g = blocks(b);
-        for (int k = begin; k < end; ++k) {
-          Seed const p = along_curve(k);
-          ++cell_begin(g.cell(g.column(p.x), g.row(p.y)));
-        }
-        int slot = begin;
-        for (int c = g.first_cell; c < g.first_cell + g.cell_count(); ++c) {
-          int const count = cell_begin(c);
-          cell_begin(c) = slot;
-          cursor(c) = slot;
-          slot += count;
-        }
-        for (int k = begin; k < end; ++k) {
-          Seed const p = along_curve(k);
-          int const to = cursor(g.cell(g.column(p.x), g.row(p.y)))++;
-          index(to) = hilbert(k);
-          seeds(to) = p;
-        }
-        if (b == nb_blocks - 1)
-          cell_begin(g.first_cell + g.cell_count()) = n;
-      });
+      "sdot::tree::place_seeds", Policy(space, 0, n),
+      KOKKOS_LAMBDA(int slot) { seeds(slot) = along_curve(by_cell(slot)); });
+
   compute_weight_bounds(space, tree);
   return tree;
 }

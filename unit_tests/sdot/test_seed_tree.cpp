@@ -1,0 +1,160 @@
+// The spatial index (detail::build_seed_tree) and its stable radix sort, checked on the host
+// against std::stable_sort and against the index's own invariants: every seed once, in the
+// grid cell its position gives, the cells' ranges consistent, blocks of one or many finest
+// blocks.
+#include "clouds.hpp"
+
+#include <sdot/detail/radix_sort.hpp>
+#include <sdot/detail/seed_tree.hpp>
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <numeric>
+#include <random>
+#include <utility>
+#include <vector>
+
+namespace {
+
+using Space = Kokkos::DefaultExecutionSpace;
+using Memory = Space::memory_space;
+using sdot_test::Cloud;
+
+/// Sorts `keys` (below 2^key_bits) with stable_sort_permutation and checks the permutation
+/// and the sorted keys against std::stable_sort of the indices.
+template <class Key>
+void expect_stable_sort(std::vector<Key> const& keys, int key_bits) {
+  int const n = static_cast<int>(keys.size());
+  Kokkos::View<Key*, Memory> device("test::keys", n);
+  auto host = Kokkos::create_mirror_view(device);
+  for (int i = 0; i < n; ++i)
+    host(i) = keys[i];
+  Kokkos::deep_copy(device, host);
+  Kokkos::View<Key const*, Memory> sorted;
+  auto const perm = Kokkos::create_mirror_view_and_copy(
+      Kokkos::HostSpace(),
+      sdot::detail::stable_sort_permutation(Space(), Kokkos::View<Key const*, Memory>(device),
+                                            key_bits, &sorted));
+  auto const sorted_host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), sorted);
+
+  std::vector<int> expected(n);
+  std::iota(expected.begin(), expected.end(), 0);
+  std::stable_sort(expected.begin(), expected.end(),
+                   [&](int a, int b) { return keys[a] < keys[b]; });
+  ASSERT_EQ(static_cast<int>(perm.extent(0)), n);
+  ASSERT_EQ(static_cast<int>(sorted_host.extent(0)), n);
+  for (int k = 0; k < n; ++k) {
+    ASSERT_EQ(perm(k), expected[k]) << "position " << k;
+    ASSERT_EQ(sorted_host(k), keys[expected[k]]) << "position " << k;
+  }
+}
+
+template <class Key>
+std::vector<Key> random_keys(int n, int key_bits, unsigned seed) {
+  std::mt19937_64 rng(seed);
+  std::vector<Key> keys(n);
+  for (auto& k : keys)
+    k = static_cast<Key>(rng() & ((std::uint64_t(1) << key_bits) - 1));
+  return keys;
+}
+
+} // namespace
+
+TEST(RadixSort, StableOnManyEqualKeys) {
+  // 3-bit keys: every key repeated about 2 500 times, their order must be the indices'.
+  expect_stable_sort(random_keys<std::uint32_t>(20000, 3, 1), 3);
+  // 20-bit keys (the grid cells of a block of a million seeds): two passes.
+  expect_stable_sort(random_keys<std::uint32_t>(50000, 20, 2), 20);
+  // 32-bit keys: three passes, the top digit included.
+  expect_stable_sort(random_keys<std::uint32_t>(30000, 32, 3), 32);
+  // 40-bit keys in 64 bits (the multigrid's).
+  expect_stable_sort(random_keys<std::uint64_t>(30000, 40, 4), 40);
+}
+
+TEST(RadixSort, EmptyAndSingleKey) {
+  expect_stable_sort(std::vector<std::uint32_t>{}, 10);
+  expect_stable_sort(std::vector<std::uint32_t>{7}, 10);
+  expect_stable_sort(std::vector<std::uint32_t>{5, 5, 1, 5}, 3);
+}
+
+namespace {
+
+/// Checks the invariants of the index of `cloud` with blocks of about `block_size` seeds, and
+/// returns its block level and its finest one.
+std::pair<int, int> expect_consistent_tree(Cloud const& cloud, int block_size) {
+  int const n = static_cast<int>(cloud.x.size());
+  auto const tree = sdot::detail::build_seed_tree<Space, Memory>(
+      Space(), Kokkos::View<double const* [2], Memory>(sdot_test::positions_view(cloud)),
+      Kokkos::View<double const*, Memory>(sdot_test::weights_view(cloud)), 8, block_size);
+  auto const seeds = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), tree.seeds);
+  auto const index = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), tree.index);
+  auto const blocks = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), tree.blocks);
+  auto const cell_begin = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), tree.cell_begin);
+  int const nb_blocks = 1 << tree.block_level;
+  EXPECT_EQ(static_cast<int>(blocks.extent(0)), nb_blocks);
+
+  // Every input seed once, with its position and weight.
+  std::vector<int> seen(n, 0);
+  for (int s = 0; s < n; ++s) {
+    int const i = index(s);
+    EXPECT_TRUE(i >= 0 && i < n) << "slot " << s;
+    if (i < 0 || i >= n)
+      return {-1, -1};
+    ++seen[i];
+    EXPECT_EQ(seeds(s).x, cloud.x[i][0]);
+    EXPECT_EQ(seeds(s).y, cloud.x[i][1]);
+    EXPECT_EQ(seeds(s).w, cloud.w[i]);
+  }
+  EXPECT_EQ(std::count(seen.begin(), seen.end(), 1), n);
+
+  // The cells' ranges: non-decreasing, from 0 to n.
+  int const nb_cells = static_cast<int>(cell_begin.extent(0)) - 1;
+  EXPECT_EQ(cell_begin(0), 0);
+  EXPECT_EQ(cell_begin(nb_cells), n);
+  for (int c = 0; c < nb_cells; ++c)
+    EXPECT_LE(cell_begin(c), cell_begin(c + 1)) << "cell " << c;
+
+  // Each seed in the grid cell of its block that its position gives; the block from
+  // node_of_slot agrees with node_begin.
+  for (int s = 0; s < n; ++s) {
+    int const node = tree.node_of_slot(s, tree.block_level);
+    EXPECT_LE(tree.node_begin(node, tree.block_level), s);
+    EXPECT_LT(s, tree.node_begin(node + 1, tree.block_level));
+    auto const& g = blocks(node - nb_blocks);
+    int const c = g.cell(g.column(seeds(s).x), g.row(seeds(s).y));
+    EXPECT_TRUE(cell_begin(c) <= s && s < cell_begin(c + 1)) << "slot " << s << ", cell " << c;
+  }
+  return {tree.block_level, tree.finest_block_level};
+}
+
+} // namespace
+
+TEST(SeedTree, UniformSeedsInOneLargeBlockOrMany) {
+  auto const uniform = sdot_test::uniform_cloud(20000, 1.0 / 20000, 41);
+  // Blocks of 64 seeds (512 finest blocks): merged into larger ones.
+  auto const merged = expect_consistent_tree(uniform, 64);
+  EXPECT_LT(merged.first, merged.second);
+  // Blocks of 8 seeds (4096 finest blocks): at most 1024 merged, so several blocks.
+  auto const many = expect_consistent_tree(uniform, 8);
+  EXPECT_GE(many.first, many.second - sdot::detail::max_block_merge);
+  EXPECT_GT(many.first, 0);
+}
+
+TEST(SeedTree, ClusteredSeedsDuplicatesAndTinyClouds) {
+  // Clusters: the finest blocks.
+  auto const clustered = expect_consistent_tree(sdot_test::clustered_cloud(20000, 42), 256);
+  EXPECT_EQ(clustered.first, clustered.second);
+  // Duplicates: 50 positions, 40 seeds at each.
+  Cloud duplicates;
+  auto const base = sdot_test::uniform_cloud(50, 0, 43);
+  for (int k = 0; k < 40; ++k)
+    for (auto const& x : base.x) {
+      duplicates.x.push_back(x);
+      duplicates.w.push_back(0);
+    }
+  expect_consistent_tree(duplicates, 64);
+  for (int n : {0, 1, 2, 3})
+    expect_consistent_tree(sdot_test::uniform_cloud(n, 0.1, 44 + n), 64);
+}
