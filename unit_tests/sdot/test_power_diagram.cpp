@@ -219,34 +219,70 @@ TEST(PowerDiagram, SumOfMeasuresOnALargerCloud) {
 
 namespace {
 
-/// The block level the index picks for a cloud, and the finest one it could pick.
-std::pair<int, int> block_levels(Cloud const& c) {
+/// The blocks of the index of a cloud: how many, how many finest blocks (about 256 seeds
+/// each), and how many of its blocks are finest ones.
+struct BlockCounts {
+  int blocks, finest, finest_kept;
+  bool operator==(BlockCounts const& o) const {
+    return blocks == o.blocks && finest == o.finest && finest_kept == o.finest_kept;
+  }
+};
+
+BlockCounts block_counts(Cloud const& c) {
   using Space = Kokkos::DefaultExecutionSpace;
   auto const tree = sdot::detail::build_seed_tree<Space, Space::memory_space>(
       Space(), Kokkos::View<double const* [2]>(positions_view(c)),
       Kokkos::View<double const*>(weights_view(c)), 8);
-  return {tree.block_level, tree.finest_block_level};
+  auto const blocks = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), tree.blocks);
+  BlockCounts counts{static_cast<int>(blocks.extent(0)), 1 << tree.finest_block_level, 0};
+  for (int b = 0; b < counts.blocks; ++b)
+    counts.finest_kept += sdot::detail::node_level(blocks(b).node) == tree.finest_block_level;
+  return counts;
 }
 
 } // namespace
 
 TEST(PowerDiagram, LargerBlocksOnlyWhereTheSeedsAreEven) {
-  // Uniform positions: blocks larger than the finest, whatever the weights.
+  // Uniform positions: one block of all the finest ones, whatever the weights.
   auto const uniform = uniform_cloud(20000, 1.0 / 20000, 31);
-  auto const levels = block_levels(uniform);
-  EXPECT_LT(levels.first, levels.second);
-  EXPECT_EQ(block_levels(with_spread_weights(uniform)), levels);
-  // Clusters: the finest blocks.
-  auto const clusters = block_levels(clustered_cloud(20000, 32));
-  EXPECT_EQ(clusters.first, clusters.second);
+  auto const counts = block_counts(uniform);
+  EXPECT_EQ(counts.blocks, 1);
+  EXPECT_GT(counts.finest, 1);
+  EXPECT_EQ(block_counts(with_spread_weights(uniform)), counts);
+  // Clusters: the finest blocks in the clusters, larger ones only in the even background.
+  auto const clusters = block_counts(clustered_cloud(20000, 32));
+  EXPECT_GT(clusters.blocks, 1);
+  EXPECT_GT(clusters.finest_kept, 0);
+  EXPECT_LT(clusters.blocks, clusters.finest);
 }
 
 TEST(PowerDiagram, LargerBlocksMatchTheReference) {
-  // 3000 seeds: the finest blocks hold 750, the ones picked all of them (checked), so the near
+  // 3000 seeds: the finest blocks hold about 190, the one picked all of them, so the near
   // cells of a seed reach past the finest blocks' borders; weights of small range, and spread
   // with a trend (bounded per row span of the one large grid).
   auto const c = uniform_cloud(3000, 1.0 / 3000, 34);
-  EXPECT_EQ(block_levels(c), std::make_pair(0, 2));
+  EXPECT_EQ(block_counts(c).blocks, 1);
+  EXPECT_EQ(block_counts(c).finest, 16);
+  for (auto const& weighted : {c, with_spread_weights(c)})
+    expect_matches_reference(weighted, unit_square());
+}
+
+TEST(PowerDiagram, BlocksOfSeveralSizesMatchTheReference) {
+  // Two Gaussian clusters and a uniform background: finest blocks in the clusters, larger
+  // ones around them, each with its own grid; cells across the borders of blocks of
+  // different sizes.
+  Cloud c = uniform_cloud(1500, 0, 37);
+  std::mt19937_64 rng(38);
+  std::normal_distribution<double> g(0, 0.03);
+  for (int i = 0; i < 1500; ++i) {
+    double const cx = i % 2 ? 0.3 : 0.7, cy = i % 2 ? 0.35 : 0.6;
+    c.x.push_back(
+        {std::fmin(1, std::fmax(0, cx + g(rng))), std::fmin(1, std::fmax(0, cy + g(rng)))});
+    c.w.push_back(0);
+  }
+  auto const counts = block_counts(c);
+  ASSERT_GT(counts.finest_kept, 0);
+  ASSERT_LT(counts.finest_kept, counts.blocks);
   for (auto const& weighted : {c, with_spread_weights(c)})
     expect_matches_reference(weighted, unit_square());
 }
@@ -321,7 +357,7 @@ TEST(PowerDiagram, NewWeightsGiveWhatANewDiagramGives) {
     spread_clusters.w[i] = (i % 7) * 3e-4 - 1e-3 * std::sin(double(i)); // some negative
   auto const even = uniform_cloud(5000, 0, 23);
   auto const spread = with_spread_weights(even);
-  ASSERT_LT(block_levels(even).first, block_levels(even).second);
+  ASSERT_LT(block_counts(even).blocks, block_counts(even).finest);
   for (auto const& [c, d] :
        {std::pair{clusters, spread_clusters}, std::pair{even, spread}, std::pair{spread, even}})
     for (int boxes : {1, 3}) {

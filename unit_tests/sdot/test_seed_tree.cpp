@@ -81,8 +81,8 @@ TEST(RadixSort, EmptyAndSingleKey) {
 
 namespace {
 
-/// Checks the invariants of the index of `cloud` with blocks of about `block_size` seeds, and
-/// returns its block level and its finest one.
+/// Checks the invariants of the index of `cloud` with finest blocks of about `block_size`
+/// seeds, and returns its numbers of blocks and of finest blocks.
 std::pair<int, int> expect_consistent_tree(Cloud const& cloud, int block_size) {
   int const n = static_cast<int>(cloud.x.size());
   auto const tree = sdot::detail::build_seed_tree<Space, Memory>(
@@ -91,9 +91,11 @@ std::pair<int, int> expect_consistent_tree(Cloud const& cloud, int block_size) {
   auto const seeds = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), tree.seeds);
   auto const index = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), tree.index);
   auto const blocks = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), tree.blocks);
+  auto const finest_block =
+      Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), tree.finest_block);
   auto const cell_begin = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), tree.cell_begin);
-  int const nb_blocks = 1 << tree.block_level;
-  EXPECT_EQ(static_cast<int>(blocks.extent(0)), nb_blocks);
+  int const nb_blocks = static_cast<int>(blocks.extent(0));
+  int const finest = tree.finest_block_level;
 
   // Every input seed once, with its position and weight.
   std::vector<int> seen(n, 0);
@@ -109,6 +111,21 @@ std::pair<int, int> expect_consistent_tree(Cloud const& cloud, int block_size) {
   }
   EXPECT_EQ(std::count(seen.begin(), seen.end(), 1), n);
 
+  // The blocks cut the tree: along the curve, each a node at most max_block_merge levels above
+  // the finest, holding exactly the finest blocks that name it.
+  int next_part = 0;
+  for (int b = 0; b < nb_blocks; ++b) {
+    int const node = blocks(b).node, level = sdot::detail::node_level(node);
+    EXPECT_LE(level, finest);
+    EXPECT_GE(level, finest - sdot::detail::max_block_merge);
+    int const first = sdot::detail::first_descendant(node, finest);
+    EXPECT_EQ(first, next_part) << "block " << b;
+    next_part = first + (1 << (finest - level));
+    for (int q = first; q < next_part && q < (1 << finest); ++q)
+      EXPECT_EQ(finest_block(q), b) << "finest block " << q;
+  }
+  EXPECT_EQ(next_part, 1 << finest);
+
   // The cells' ranges: non-decreasing, from 0 to n.
   int const nb_cells = static_cast<int>(cell_begin.extent(0)) - 1;
   EXPECT_EQ(cell_begin(0), 0);
@@ -116,36 +133,38 @@ std::pair<int, int> expect_consistent_tree(Cloud const& cloud, int block_size) {
   for (int c = 0; c < nb_cells; ++c)
     EXPECT_LE(cell_begin(c), cell_begin(c + 1)) << "cell " << c;
 
-  // Each seed in the grid cell of its block that its position gives; the block from
-  // node_of_slot agrees with node_begin.
+  // Each seed in its block's node (node_of_slot agrees with node_begin), and in the grid cell
+  // of its block that its position gives.
   for (int s = 0; s < n; ++s) {
-    int const node = tree.node_of_slot(s, tree.block_level);
-    EXPECT_LE(tree.node_begin(node, tree.block_level), s);
-    EXPECT_LT(s, tree.node_begin(node + 1, tree.block_level));
-    auto const& g = blocks(node - nb_blocks);
+    int const b = tree.block_of_slot(s);
+    int const node = blocks(b).node, level = sdot::detail::node_level(node);
+    EXPECT_LE(tree.node_begin(node, level), s);
+    EXPECT_LT(s, tree.node_begin(node + 1, level));
+    EXPECT_EQ(tree.node_of_slot(s, level), node);
+    auto const& g = blocks(b);
     int const c = g.cell(g.column(seeds(s).x), g.row(seeds(s).y));
     EXPECT_TRUE(cell_begin(c) <= s && s < cell_begin(c + 1)) << "slot " << s << ", cell " << c;
   }
-  return {tree.block_level, tree.finest_block_level};
+  return {nb_blocks, 1 << finest};
 }
 
 } // namespace
 
 TEST(SeedTree, UniformSeedsInOneLargeBlockOrMany) {
   auto const uniform = sdot_test::uniform_cloud(20000, 1.0 / 20000, 41);
-  // Blocks of 64 seeds (512 finest blocks): merged into larger ones.
-  auto const merged = expect_consistent_tree(uniform, 64);
-  EXPECT_LT(merged.first, merged.second);
-  // Blocks of 8 seeds (4096 finest blocks): at most 1024 merged, so several blocks.
-  auto const many = expect_consistent_tree(uniform, 8);
-  EXPECT_GE(many.first, many.second - sdot::detail::max_block_merge);
-  EXPECT_GT(many.first, 0);
+  // Finest blocks of 64 seeds (512 of them): all merged into one.
+  EXPECT_EQ(expect_consistent_tree(uniform, 64).first, 1);
+  // Finest blocks of 2 seeds (16384): at most 4096 merged, so at least 4 blocks.
+  auto const many = expect_consistent_tree(uniform, 2);
+  EXPECT_GE(many.first, many.second >> sdot::detail::max_block_merge);
+  EXPECT_GE(many.first, 4);
 }
 
 TEST(SeedTree, ClusteredSeedsDuplicatesAndTinyClouds) {
-  // Clusters: the finest blocks.
+  // Clusters: blocks of several sizes.
   auto const clustered = expect_consistent_tree(sdot_test::clustered_cloud(20000, 42), 256);
-  EXPECT_EQ(clustered.first, clustered.second);
+  EXPECT_GT(clustered.first, 1);
+  EXPECT_LT(clustered.first, clustered.second);
   // Duplicates: 50 positions, 40 seeds at each.
   Cloud duplicates;
   auto const base = sdot_test::uniform_cloud(50, 0, 43);

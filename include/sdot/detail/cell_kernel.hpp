@@ -165,15 +165,15 @@ KOKKOS_INLINE_FUNCTION bool clip_by_subtree(Polygon& cell, CellSeed const& seed,
   return false;
 }
 
-/// Clips `cell` by the seeds of the near grid cells of block `block` (a node of level
-/// tree.block_level), nearest first, so that the cell is nearly final. Returns true when the
+/// Clips `cell` by the seeds of the near grid cells of block `block` (its number in
+/// tree.blocks), nearest first, so that the cell is nearly final. Returns true when the
 /// walk must stop; `rest_in_reach` tells whether seeds of farther grid cells may still cut.
 template <class MemorySpace>
 KOKKOS_INLINE_FUNCTION bool clip_by_block_near(Polygon& cell, CellSeed const& seed,
                                                SeedTree<MemorySpace> const& tree, int block,
                                                bool& rest_in_reach, ClipResult& result) {
-  GridBlock const g = tree.blocks(block - (1 << tree.block_level));
-  double const w_gap = seed.w - tree.nodes(block).wmax;
+  GridBlock const g = tree.blocks(block);
+  double const w_gap = seed.w - tree.nodes(g.node).wmax;
   int const ci = g.column(seed.x), cj = g.row(seed.y);
   rest_in_reach = false;
   // A seed at distance d may cut only if d < R + sqrt(R² − w_i + w_max): the walk stops at
@@ -208,7 +208,8 @@ KOKKOS_INLINE_FUNCTION bool clip_by_block_near(Polygon& cell, CellSeed const& se
   return false;
 }
 
-/// Clips `cell` by the seeds of block `block` beyond its near grid cells, within the disk of
+/// Clips `cell` by the seeds of block `block` (its number in tree.blocks) beyond its near grid
+/// cells, within the disk of
 /// the stopping rule, row by row: the seeds of a row segment are consecutive slots, tested in
 /// one loop whose stopping test is nearly always false (no branch per grid cell to
 /// mispredict). Returns true when the walk must stop.
@@ -216,8 +217,8 @@ template <class MemorySpace>
 KOKKOS_INLINE_FUNCTION bool clip_by_block_rest(Polygon& cell, CellSeed const& seed,
                                                SeedTree<MemorySpace> const& tree, int block,
                                                ClipResult& result) {
-  GridBlock const g = tree.blocks(block - (1 << tree.block_level));
-  double const w_gap = seed.w - tree.nodes(block).wmax;
+  GridBlock const g = tree.blocks(block);
+  double const w_gap = seed.w - tree.nodes(g.node).wmax;
   int const ci = g.column(seed.x), cj = g.row(seed.y);
   // Distance below which a seed of the block may cut, widened by the grid's rounding slack
   // (below the slack: none may cut); recomputed when the cell shrinks.
@@ -381,13 +382,14 @@ KOKKOS_INLINE_FUNCTION ClipResult clip_by_tree(Polygon& cell, CellSeed const& se
   // The seed's own block (with its grid), or its own leaf for a tree without grids (such as
   // one assembled from views by hand): its nearest seeds are there.
   bool const has_grids = tree.blocks.extent(0) > 0;
-  int const own_level = has_grids ? tree.block_level : tree.depth;
-  int const own = tree.node_of_slot(seed.tree_slot, own_level);
+  int const block = has_grids ? tree.block_of_slot(seed.tree_slot) : -1;
+  int const own =
+      has_grids ? tree.blocks(block).node : tree.node_of_slot(seed.tree_slot, tree.depth);
   bool rest_in_reach = false;
-  if (has_grids ? clip_by_block_near(cell, seed, tree, own, rest_in_reach, result)
+  if (has_grids ? clip_by_block_near(cell, seed, tree, block, rest_in_reach, result)
                 : clip_by_leaf(cell, seed, tree, own, result))
     return result;
-  double const h = has_grids ? tree.blocks(own - (1 << own_level)).h : 0;
+  double const h = has_grids ? tree.blocks(block).h : 0;
   double const settled_r2 = 16 * h * h;
   if (cell.max_radius2 <= settled_r2) {
     for (int node = own; node > 1; node /= 2)
@@ -401,7 +403,7 @@ KOKKOS_INLINE_FUNCTION ClipResult clip_by_tree(Polygon& cell, CellSeed const& se
   // (it revisits the near cells' seeds).
   if (rest_in_reach) {
     if (cell.max_radius2 <= settled_r2)
-      clip_by_block_rest(cell, seed, tree, own, result);
+      clip_by_block_rest(cell, seed, tree, block, result);
     else
       clip_by_subtree(cell, seed, tree, own, result, true);
   }

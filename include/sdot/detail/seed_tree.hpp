@@ -3,9 +3,11 @@
 // - a complete binary tree over the tree order (node k of level l holds the seeds
 //   [k·n/2^l, (k+1)·n/2^l) of that order); each node keeps the bounding box of its seeds and
 //   their largest weight, the two things the stopping rule needs;
-// - blocks, the nodes of one level (about block_size seeds each, consecutive along a Hilbert
-//   curve), each with its own uniform grid of square cells holding about grid_occupancy
-//   seeds: a grid adapts to the local density because a block is a fixed number of seeds.
+// - blocks, tree nodes that cut the tree (consecutive along a Hilbert curve): each a node of
+//   about block_size seeds, or, where the seeds are spread evenly, an ancestor of such nodes
+//   (choose_blocks), each with its own uniform grid of square cells holding about
+//   grid_occupancy seeds: a grid adapts to the local density because a block is a fixed
+//   number of seeds, and to uneven seeds because a block is small there.
 // The tree order is: blocks along the Hilbert curve, and inside a block, its grid cells row
 // by row (Hilbert order inside a grid cell). Built with a few parallel passes and two stable
 // radix sorts of all the seeds (along the curve, then by grid cell), whatever the blocks' sizes.
@@ -69,6 +71,7 @@ struct GridBlock {
   /// (rounding), to be taken off every distance bound drawn from the grid.
   double slack;
   int first_span = 0; ///< number of its first row span among the tree's (see row_wmax)
+  int node = 1;       ///< the tree node (heap numbering) whose seeds the block holds
 
   /// Cells of the block, padding included.
   KOKKOS_INLINE_FUNCTION int cell_count() const {
@@ -128,11 +131,14 @@ struct SeedTree {
   Kokkos::View<int*, MemorySpace> index;      ///< input index of each seed in tree order
   Kokkos::View<TreeNode*, MemorySpace> nodes; ///< heap order, root at 1
   int size = 0;
-  int depth = 0;                                ///< leaves are at this level
-  int block_level = 0;                          ///< blocks are the nodes of this level (≤ depth)
-  int finest_block_level = 0;                   ///< the level of blocks of about block_size seeds
-  Kokkos::View<GridBlock*, MemorySpace> blocks; ///< by block node − 2^block_level
-  Kokkos::View<int*, MemorySpace> cell_begin;   ///< first tree slot of each grid cell, + end
+  int depth = 0; ///< leaves are at this level
+  /// Level of the finest blocks (about block_size seeds); a block is a node of this level or
+  /// of one up to max_block_merge levels above.
+  int finest_block_level = 0;
+  Kokkos::View<GridBlock*, MemorySpace> blocks; ///< along the curve
+  /// The block holding each node of level finest_block_level (by node − 2^finest_block_level).
+  Kokkos::View<int*, MemorySpace> finest_block;
+  Kokkos::View<int*, MemorySpace> cell_begin; ///< first tree slot of each grid cell, + end
   /// Largest weight in each row span (the row_span_cells columns from k·row_span_cells on of row
   /// j of block g: g.span(i, j) for a column i among them); a row's seeds are consecutive slots.
   Kokkos::View<double*, MemorySpace> row_wmax;
@@ -150,7 +156,26 @@ struct SeedTree {
     std::int64_t const k = ((std::int64_t(slot + 1) << level) - 1) / size;
     return static_cast<int>((std::int64_t(1) << level) + k);
   }
+  /// The block (number in `blocks`) holding sorted seed `slot` (a tree with grids).
+  KOKKOS_INLINE_FUNCTION int block_of_slot(int slot) const {
+    return finest_block(node_of_slot(slot, finest_block_level) - (1 << finest_block_level));
+  }
 };
+
+/// Level of a node in heap numbering (the root, 1, is at level 0).
+KOKKOS_INLINE_FUNCTION int node_level(int node) {
+  int level = 0;
+  while (node >> (level + 1))
+    ++level;
+  return level;
+}
+
+/// The first descendant of `node` at level `level` (at or below the node's), numbered from 0
+/// along that level (node − 2^level for a node of that level).
+KOKKOS_INLINE_FUNCTION int first_descendant(int node, int level) {
+  int const node_at = node_level(node);
+  return (node - (1 << node_at)) << (level - node_at);
+}
 
 /// Levels below the root such that no leaf holds more than `leaf_size` seeds.
 inline int tree_depth(int n, int leaf_size) {
@@ -270,14 +295,16 @@ Kokkos::View<RingOffset*, MemorySpace> ring_offsets(ExecutionSpace const& space)
 }
 
 /// A block holds block_size seeds (the finest block level) or, where the seeds are spread
-/// evenly, up to 2^max_block_merge times more: larger blocks leave fewer cells at a block's
-/// border, whose neighbours across it are found through the tree (model cycles per cell at 1e6
-/// uniform seeds: −18 % with 16× larger blocks, −13 % more with up to 1024×), but a block's
-/// grid has one cell size, so it suits only seeds of even density. The cap keeps a grid's rows
-/// (a cell's near walk reads five of them) within about a thousand cells. The weights do not
+/// evenly, up to 2^max_block_merge times more (about a million with the default 256): larger
+/// blocks leave fewer cells at a block's border, whose neighbours across it are found through
+/// the tree (model cycles per cell at 1e6 uniform seeds: −18 % with 16× larger blocks, −13 %
+/// more with up to 1024×), but a block's grid has one cell size, so it suits only seeds of even
+/// density. The choice is made per subtree (clustered 1e6: −15 %), and small finest blocks
+/// suit uneven seeds (clustered 1e4: 1024 → 256 seeds, −21 %). The cap keeps a grid's rows (a
+/// cell's near walk reads five of them) within about a thousand cells. The weights do not
 /// enter the choice: their bounds inside a block are kept per row span (row_span_cells),
 /// whatever the block's size.
-inline constexpr int max_block_merge = 10;
+inline constexpr int max_block_merge = 12;
 /// A larger block is taken only if none of its finest blocks is denser than this times its own
 /// mean density (bounding-box areas; Hilbert blocks of uniform seeds stay within about 2).
 inline constexpr double block_density_ratio = 3;
@@ -304,21 +331,27 @@ level_stats(ExecutionSpace const& space, SeedTree<MemorySpace> const& tree,
   return stats;
 }
 
-/// The block level for the seeds whose finest blocks (level `finest`) have the statistics
-/// `parts`: the coarsest level from `coarsest` on whose every node is even (no finest block in
-/// it denser than block_density_ratio times its mean), else `finest`. From the positions only,
-/// so new weights keep the blocks.
+/// The block of each finest block (level `finest`, statistics `parts`): its coarsest ancestor
+/// from level `coarsest` on that is even (no finest block in it denser than
+/// block_density_ratio times its mean), else itself, as a node in heap numbering. Such
+/// ancestors never overlap but by containing one another, so they cut the tree into blocks.
+/// From the positions only, so new weights keep the blocks.
 template <class ExecutionSpace, class MemorySpace>
-int choose_block_level(ExecutionSpace const& space,
-                       Kokkos::View<NodeStats const*, MemorySpace> parts, int coarsest,
-                       int finest) {
+Kokkos::View<int*, MemorySpace> choose_blocks(ExecutionSpace const& space,
+                                              Kokkos::View<NodeStats const*, MemorySpace> parts,
+                                              int coarsest, int finest) {
   using Policy = Kokkos::RangePolicy<ExecutionSpace>;
-  for (int level = coarsest; level < finest; ++level) {
+  int const nb_parts = 1 << finest;
+  Kokkos::View<int*, MemorySpace> block_node(
+      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::tree::block_node"), nb_parts);
+  Kokkos::parallel_for(
+      "sdot::tree::finest_blocks", Policy(space, 0, nb_parts),
+      KOKKOS_LAMBDA(int q) { block_node(q) = nb_parts + q; });
+  // From the finest levels up: an even node takes its finest blocks from any even descendant.
+  for (int level = finest - 1; level >= coarsest; --level) {
     int const per_node = 1 << (finest - level);
-    int uneven = 0;
-    Kokkos::parallel_reduce(
-        "sdot::tree::uneven_nodes", Policy(space, 0, 1 << level),
-        KOKKOS_LAMBDA(int k, int& count) {
+    Kokkos::parallel_for(
+        "sdot::tree::even_nodes", Policy(space, 0, 1 << level), KOKKOS_LAMBDA(int k) {
           NodeStats node;
           for (int q = k * per_node; q < (k + 1) * per_node; ++q)
             node.add(parts(q));
@@ -329,13 +362,12 @@ int choose_block_level(ExecutionSpace const& space,
             dense_part |=
                 st.count > 1 && !(st.count * area <= block_density_ratio * node.count * st.area());
           }
-          count += dense_part;
-        },
-        uneven);
-    if (uneven == 0)
-      return level;
+          if (!dense_part)
+            for (int q = k * per_node; q < (k + 1) * per_node; ++q)
+              block_node(q) = (1 << level) + k;
+        });
   }
-  return finest;
+  return block_node;
 }
 
 /// The parts of `tree` that depend on the weights: the largest weight of each row span and the
@@ -424,12 +456,13 @@ void reweight_seed_tree(ExecutionSpace const& space, SeedTree<MemorySpace>& tree
 }
 
 /// Builds the index of the seeds. `leaf_size`: most seeds in a tree leaf; `block_size`: most
-/// seeds in a block (a grid); `grid_occupancy`: seeds per grid cell aimed at.
+/// seeds in a finest block (a grid; blocks where the seeds are even are larger);
+/// `grid_occupancy`: seeds per grid cell aimed at.
 template <class ExecutionSpace, class MemorySpace>
 SeedTree<MemorySpace>
 build_seed_tree(ExecutionSpace const& space, Kokkos::View<double const* [2], MemorySpace> positions,
                 Kokkos::View<double const*, MemorySpace> weights, int leaf_size,
-                int block_size = 1024, double grid_occupancy = 1.5) {
+                int block_size = 256, double grid_occupancy = 1.5) {
   static_assert(Kokkos::SpaceAccessibility<ExecutionSpace, MemorySpace>::accessible,
                 "build_seed_tree: the seeds must be accessible from the execution space");
   using Policy = Kokkos::RangePolicy<ExecutionSpace>;
@@ -472,26 +505,45 @@ build_seed_tree(ExecutionSpace const& space, Kokkos::View<double const* [2], Mem
         along_curve(k) = Seed{positions(i, 0), positions(i, 1), weights(i)};
       });
 
-  // The block level: the largest blocks whose seeds are spread evenly.
+  // The blocks: the largest nodes whose seeds are spread evenly, numbered along the curve (a
+  // finest block starts one when it is the first of its block's node).
   int const finest = tree.finest_block_level;
+  int const nb_parts = 1 << finest;
   Kokkos::View<NodeStats const*, MemorySpace> const finest_stats =
       level_stats(space, tree, Kokkos::View<Seed const*, MemorySpace>(along_curve), finest);
-  tree.block_level = choose_block_level(space, finest_stats,
-                                        loom::compat::max(finest - max_block_merge, 0), finest);
+  auto const part_node =
+      choose_blocks(space, finest_stats, loom::compat::max(finest - max_block_merge, 0), finest);
+  tree.finest_block = Kokkos::View<int*, MemorySpace>(
+      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::tree::finest_block"), nb_parts);
+  auto const finest_block = tree.finest_block;
+  int nb_blocks = 0;
+  Kokkos::parallel_scan(
+      "sdot::tree::number_blocks", Policy(space, 0, nb_parts),
+      KOKKOS_LAMBDA(int q, int& blocks_before, bool final) {
+        bool const starts = q == first_descendant(part_node(q), finest);
+        if (final)
+          finest_block(q) = blocks_before + starts - 1;
+        blocks_before += starts;
+      },
+      nb_blocks);
 
   // The grid of each block, sized from the block's bounding box and number of seeds.
-  int const block_level = tree.block_level;
-  int const nb_blocks = 1 << block_level;
   tree.blocks = Kokkos::View<GridBlock*, MemorySpace>(
       Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::tree::blocks"), nb_blocks);
   auto const blocks = tree.blocks;
-  int const finest_per_block = 1 << (finest - block_level);
+  Kokkos::parallel_for(
+      "sdot::tree::block_nodes", Policy(space, 0, nb_parts), KOKKOS_LAMBDA(int q) {
+        if (q == first_descendant(part_node(q), finest))
+          blocks(finest_block(q)).node = part_node(q);
+      });
   int nb_cells = 0;
   Kokkos::parallel_scan(
       "sdot::tree::block_grids", Policy(space, 0, nb_blocks),
       KOKKOS_LAMBDA(int b, int& first_cell, bool final) {
+        int const node = blocks(b).node;
         NodeStats box; // its finest blocks'
-        for (int q = b * finest_per_block; q < (b + 1) * finest_per_block; ++q)
+        int const first = first_descendant(node, finest);
+        for (int q = first; q < first + (1 << (finest - node_level(node))); ++q)
           box.add(finest_stats(q));
         double const xmin = box.xmin, ymin = box.ymin, xmax = box.xmax, ymax = box.ymax;
         GridBlock g{0, 0, 1, 1, 1, 1, first_cell, 0};
@@ -509,6 +561,7 @@ build_seed_tree(ExecutionSpace const& space, Kokkos::View<double const* [2], Mem
           g.x0 = xmin;
           g.y0 = ymin;
         }
+        g.node = node;
         if (final)
           blocks(b) = g;
         first_cell += g.cell_count();
@@ -529,7 +582,7 @@ build_seed_tree(ExecutionSpace const& space, Kokkos::View<double const* [2], Mem
   auto const t0 = tree;
   Kokkos::parallel_for(
       "sdot::tree::cell_keys", Policy(space, 0, n), KOKKOS_LAMBDA(int k) {
-        GridBlock const g = blocks(t0.node_of_slot(k, block_level) - nb_blocks);
+        GridBlock const g = blocks(t0.block_of_slot(k));
         Seed const p = along_curve(k);
         cell_keys(k) = static_cast<std::uint32_t>(g.cell(g.column(p.x), g.row(p.y)));
       });

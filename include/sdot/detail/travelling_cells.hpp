@@ -45,8 +45,9 @@ struct Forest {
   Concatenated<GridBlock, MemorySpace> blocks;
   Concatenated<int, MemorySpace> cell_begin;
   Concatenated<double, MemorySpace> row_wmax;
-  Kokkos::View<int*, MemorySpace> depth, block_level; ///< [L]
-  Kokkos::View<RingOffset*, MemorySpace> ring;        ///< the same for every tree
+  Concatenated<int, MemorySpace> finest_block;
+  Kokkos::View<int*, MemorySpace> depth, finest_block_level; ///< [L]
+  Kokkos::View<RingOffset*, MemorySpace> ring;               ///< the same for every tree
   int local_count = 0;
 
   /// The tree of local rank l (views into the forest; usable in kernels).
@@ -57,8 +58,9 @@ struct Forest {
     t.nodes = nodes.part(l);
     t.size = seeds.first(l + 1) - seeds.first(l);
     t.depth = depth(l);
-    t.block_level = block_level(l);
+    t.finest_block_level = finest_block_level(l);
     t.blocks = blocks.part(l);
+    t.finest_block = finest_block.part(l);
     t.cell_begin = cell_begin.part(l);
     t.row_wmax = row_wmax.part(l);
     t.ring = ring;
@@ -376,7 +378,7 @@ public:
     forest_.local_count = local;
     std::vector<SeedTree<memory_space>> trees(local);
     std::vector<Kokkos::View<int*, memory_space>> gids(local);
-    std::vector<int> depth(local), block_level(local);
+    std::vector<int> depth(local), finest_block_level(local);
     std::vector<TreeNode> boxes_local(local);
     for (int l = 0; l < local; ++l) {
       int const begin = static_cast<int>(mine.offsets[l]),
@@ -405,7 +407,7 @@ public:
           "sdot::travel::global_indices", Policy(space_, 0, count),
           KOKKOS_LAMBDA(int t) { g(t) = static_cast<int>(r(begin + index(t), 3)); });
       depth[l] = trees[l].depth;
-      block_level[l] = trees[l].block_level;
+      finest_block_level[l] = trees[l].finest_block_level;
       double const inf = loom::compat::infinity<double>();
       boxes_local[l] = TreeNode{inf, inf, -inf, -inf, -inf};
       if (count > 0) {
@@ -428,7 +430,8 @@ public:
     forest_.cell_begin = field(&SeedTree<memory_space>::cell_begin);
     forest_.row_wmax = field(&SeedTree<memory_space>::row_wmax);
     forest_.depth = to_device("sdot::travel::depth", depth);
-    forest_.block_level = to_device("sdot::travel::block_level", block_level);
+    forest_.finest_block = field(&SeedTree<memory_space>::finest_block);
+    forest_.finest_block_level = to_device("sdot::travel::finest_block_level", finest_block_level);
     forest_.ring = local > 0 ? trees[0].ring : Kokkos::View<RingOffset*, memory_space>();
     // Every rank's box, on every process.
     auto all_boxes = ranks_.allgather(boxes_local);
