@@ -166,6 +166,12 @@ void uniform(benchmark::State& state) {
 void clustered(benchmark::State& state) {
   cgal_regular_triangulation(state, "clustered");
 }
+void uniform_transport(benchmark::State& state) {
+  cgal_regular_triangulation(state, "uniform@transport");
+}
+void clustered_transport(benchmark::State& state) {
+  cgal_regular_triangulation(state, "clustered@transport");
+}
 
 } // namespace
 
@@ -177,6 +183,18 @@ BENCHMARK(uniform)
     ->UseRealTime();
 BENCHMARK(clustered)
     ->Name("cgal/clustered")
+    ->RangeMultiplier(10)
+    ->Range(10000, 1000000)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK(uniform_transport)
+    ->Name("cgal/uniform@transport")
+    ->RangeMultiplier(10)
+    ->Range(10000, 1000000)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK(clustered_transport)
+    ->Name("cgal/clustered@transport")
     ->RangeMultiplier(10)
     ->Range(10000, 1000000)
     ->Unit(benchmark::kMillisecond)

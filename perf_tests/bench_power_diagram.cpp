@@ -1,7 +1,10 @@
 // sdot's power diagram on one process: N = 1e4, 1e5, 1e6 uniform seeds (weights U[0, 1/N])
-// and a clustered cloud, in the unit square. Counters: ns_per_cell (the whole diagram: index
-// and cells), cells_ns_per_cell (the cell kernel alone), the diagram's statistics, and the
-// peak memory per seed (see memory_probe.hpp).
+// and a clustered cloud, in the unit square, and the same positions at optimal-transport
+// weights ("@transport", see bench_clouds.hpp). Counters: ns_per_cell (the whole diagram:
+// index and cells), cells_ns_per_cell (the cell kernel alone), the diagram's statistics, and
+// the peak memory per seed (see memory_probe.hpp). At transport weights, the diagram of the
+// same positions at zero weights is timed in the same loop, alternately:
+// zero_weights_ns_per_cell and ratio_to_zero_weights.
 #include "bench_clouds.hpp"
 #include "memory_probe.hpp"
 
@@ -54,7 +57,9 @@ void sdot_power_diagram(benchmark::State& state, std::string const& kind) {
     kokkos_bytes = probe.kokkos_bytes();
     resident_bytes = probe.resident_bytes();
   }
-  double seconds = 0, cell_seconds = 0;
+  bool const at_transport = kind.find('@') != std::string::npos;
+  Kokkos::View<double*, Space::memory_space> zero("bench::zero_weights", at_transport ? n : 0);
+  double seconds = 0, cell_seconds = 0, zero_seconds = 0;
   for (auto _ : state) {
     Kokkos::Timer timer;
     sdot::PowerDiagram<Space> diagram(positions, weights, domain);
@@ -62,10 +67,21 @@ void sdot_power_diagram(benchmark::State& state, std::string const& kind) {
     Space().fence();
     seconds += timer.seconds();
     cell_seconds += diagram.statistics().seconds.at("cells");
+    if (at_transport) {
+      Kokkos::Timer zero_timer;
+      sdot::PowerDiagram<Space> zero_diagram(positions, zero, domain);
+      benchmark::DoNotOptimize(zero_diagram.measures().data());
+      Space().fence();
+      zero_seconds += zero_timer.seconds();
+    }
   }
   double const cells = double(n) * state.iterations();
   state.counters["ns_per_cell"] = 1e9 * seconds / cells;
   state.counters["cells_ns_per_cell"] = 1e9 * cell_seconds / cells;
+  if (at_transport) {
+    state.counters["zero_weights_ns_per_cell"] = 1e9 * zero_seconds / cells;
+    state.counters["ratio_to_zero_weights"] = seconds / zero_seconds;
+  }
   state.counters["kokkos_bytes_per_seed"] = kokkos_bytes / n;
   state.counters["resident_bytes_per_seed"] = resident_bytes / n;
 }
@@ -75,6 +91,12 @@ void uniform(benchmark::State& state) {
 }
 void clustered(benchmark::State& state) {
   sdot_power_diagram(state, "clustered");
+}
+void uniform_transport(benchmark::State& state) {
+  sdot_power_diagram(state, "uniform@transport");
+}
+void clustered_transport(benchmark::State& state) {
+  sdot_power_diagram(state, "clustered@transport");
 }
 
 } // namespace
@@ -87,6 +109,18 @@ BENCHMARK(uniform)
     ->UseRealTime();
 BENCHMARK(clustered)
     ->Name("sdot/clustered")
+    ->RangeMultiplier(10)
+    ->Range(10000, 1000000)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK(uniform_transport)
+    ->Name("sdot/uniform@transport")
+    ->RangeMultiplier(10)
+    ->Range(10000, 1000000)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK(clustered_transport)
+    ->Name("sdot/clustered@transport")
     ->RangeMultiplier(10)
     ->Range(10000, 1000000)
     ->Unit(benchmark::kMillisecond)

@@ -2,7 +2,8 @@
 //   valgrind --tool=callgrind --toggle-collect='*CellsFunctor*' sdot_profile_cells N cloud
 // (instruction counts per cell are stable on a loaded machine, wall times are not).
 //   N      number of seeds (default 1e5)
-//   cloud  uniform (weights U[0, 1/N]) or clustered (default uniform)
+//   cloud  uniform (weights U[0, 1/N]) or clustered (default uniform), optionally followed by
+//          @transport: the optimal-transport weights of those positions (bench_clouds.hpp)
 //   weights.bin  optional: N doubles replacing the cloud's weights (say, weights that solve
 //                an optimal transport problem, whose spread makes cells cost more)
 #include "bench_clouds.hpp"

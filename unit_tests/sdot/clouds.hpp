@@ -69,6 +69,30 @@ inline Cloud with_spread_weights(Cloud c) {
   return c;
 }
 
+/// Weights that move the cells far from their seeds, as optimal transport's do:
+/// w = −β |x − c|² + 2 a·x + noise makes the diagram that of the seeds c + (1 + β)(x − c) + a
+/// at the noise's weights: a cluster around c spreads its cells over the domain, seeds far
+/// from c get empty cells (their images leave the domain), and the weights span hundreds of
+/// squared spacings.
+inline Cloud with_displacing_weights(Cloud c, std::array<double, 2> centre, double beta,
+                                     std::array<double, 2> shift, unsigned seed) {
+  std::mt19937_64 rng(seed);
+  double const n = double(c.x.size());
+  std::uniform_real_distribution<double> noise(0, 0.1 / n);
+  for (std::size_t i = 0; i < c.w.size(); ++i) {
+    double const dx = c.x[i][0] - centre[0], dy = c.x[i][1] - centre[1];
+    c.w[i] = -beta * (dx * dx + dy * dy) + 2 * (shift[0] * c.x[i][0] + shift[1] * c.x[i][1]) +
+             noise(rng);
+  }
+  return c;
+}
+
+/// clustered_cloud's seeds at weights that spread its first cluster (around (0.2, 0.3)) over
+/// the domain, with_displacing_weights (β = 9, shift (0.1, −0.05)).
+inline Cloud displaced_cells_cloud(int n, unsigned seed) {
+  return with_displacing_weights(clustered_cloud(n, seed), {0.2, 0.3}, 9, {0.1, -0.05}, seed);
+}
+
 template <class MemorySpace = Kokkos::DefaultExecutionSpace::memory_space>
 Kokkos::View<double* [2], MemorySpace> positions_view(Cloud const& c) {
   Kokkos::View<double* [2], MemorySpace> v("test::positions", c.x.size());

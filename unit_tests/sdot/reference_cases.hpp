@@ -31,7 +31,7 @@ inline std::vector<sdot::HalfSpace> hexagon_domain() {
   return h;
 }
 
-/// Uniform, weighted, many empty cells, clusters, a lattice, seeds outside, negative weights,
+/// Uniform, weighted, many empty cells, clusters, cells far from their seeds, a lattice, seeds outside, negative weights,
 /// a triangle and a hexagon, 0, 1 and 2 seeds, duplicates.
 inline std::vector<ReferenceCase> reference_cases(int n = 300) {
   auto const square = sdot::box_half_spaces({0, 0}, {1, 1});
@@ -40,6 +40,7 @@ inline std::vector<ReferenceCase> reference_cases(int n = 300) {
   cases.push_back({"uniform, weights U[0,1/N]", uniform_cloud(n, 1.0 / n, 102), square});
   cases.push_back({"uniform, weights U[0,10/N]", uniform_cloud(n, 10.0 / n, 103), square});
   cases.push_back({"clusters", clustered_cloud(n, 104), square});
+  cases.push_back({"cells far from their seeds", displaced_cells_cloud(n, 110), square});
   cases.push_back({"lattice", lattice_cloud(17), square});
   cases.push_back({"seeds outside", uniform_cloud(n, 0.01, 105, -0.5, 1.5), square});
   Cloud negative = uniform_cloud(n, 0, 106);

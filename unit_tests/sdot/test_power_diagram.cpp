@@ -314,6 +314,36 @@ TEST(PowerDiagram, CellsAroundHolesMatchTheReference) {
   expect_matches_reference(with_spread_weights(c), unit_square());
 }
 
+TEST(PowerDiagram, CellsFarFromTheirSeedsMatchTheReference) {
+  // Weights that trend as optimal transport's (with_displacing_weights): cells far from their
+  // seeds, a cluster spread over the domain, many empty cells; blocks of several sizes.
+  for (double beta : {3.0, 9.0, 40.0}) {
+    auto const c = with_displacing_weights(clustered_cloud(3000, 61), {0.7, 0.75}, beta,
+                                           {-0.1, 0.05}, 62);
+    SCOPED_TRACE("beta " + std::to_string(beta));
+    expect_matches_reference(c, unit_square());
+  }
+  // A seed whose cell holds most of the domain, among displaced cells.
+  auto c = displaced_cells_cloud(2000, 63);
+  c.w[5] += 0.5;
+  expect_matches_reference(c, unit_square());
+}
+
+TEST(PowerDiagram, CellsFarFromTheirSeedsAtNewWeights) {
+  // set_weights from zero weights to displacing ones and back: the index's bounds follow.
+  auto const c = displaced_cells_cloud(2000, 64);
+  Cloud zero = c;
+  for (auto& w : zero.w)
+    w = 0;
+  sdot::PowerDiagram<> pd(positions_view(c), weights_view(zero), unit_square());
+  pd.measures();
+  pd.set_weights(weights_view(c));
+  auto const ref = brute_force(c.x, c.w, unit_square());
+  auto const got = to_vector(pd.measures());
+  for (std::size_t i = 0; i < c.x.size(); ++i)
+    EXPECT_NEAR(got[i], ref.measures[i], 1e-12) << "seed " << i;
+}
+
 TEST(PowerDiagram, Deterministic) {
   auto c = clustered_cloud(5000, 13);
   auto a = compute(c, unit_square());

@@ -4,6 +4,7 @@
 // blocks.
 #include "clouds.hpp"
 
+#include <sdot/detail/cell_kernel.hpp>
 #include <sdot/detail/radix_sort.hpp>
 #include <sdot/detail/seed_tree.hpp>
 
@@ -176,4 +177,135 @@ TEST(SeedTree, ClusteredSeedsDuplicatesAndTinyClouds) {
   expect_consistent_tree(duplicates, 64);
   for (int n : {0, 1, 2, 3})
     expect_consistent_tree(sdot_test::uniform_cloud(n, 0.1, 44 + n), 64);
+}
+
+namespace {
+
+/// The pruning test of a tree node or a quad (box_may_cut_vertices) against its seeds: at
+/// random points v and random seeds i (position and weight), whenever it says that no seed of
+/// the node may cut a polygon with the vertex v, every seed of the node must have a power at
+/// v above i's. Counts the nodes it rules out, so that a test can also ask for tight bounds.
+struct BoundCheck {
+  long tried = 0, ruled_out = 0;
+};
+
+template <class Seeds>
+void expect_sound_bound(sdot::detail::TreeNode const& node, Seeds const& seeds_of_node,
+                        std::mt19937_64& rng, BoundCheck& check) {
+  using sdot::detail::Polygon;
+  if (node.empty() || seeds_of_node.empty())
+    return;
+  double const w = node.xmax - node.xmin + node.ymax - node.ymin + 1e-3;
+  std::uniform_real_distribution<double> near_x(node.xmin - 2 * w, node.xmax + 2 * w);
+  std::uniform_real_distribution<double> near_y(node.ymin - 2 * w, node.ymax + 2 * w);
+  std::uniform_real_distribution<double> unit(0, 1);
+  for (int trial = 0; trial < 20; ++trial) {
+    // A seed i and a vertex v: v near the node or near c + g (where the node's cells are).
+    double const sx = near_x(rng), sy = near_y(rng);
+    double vx = near_x(rng), vy = near_y(rng);
+    if (trial % 2) {
+      vx = node.centre_x() + node.gx + (unit(rng) - 0.5) * w;
+      vy = node.centre_y() + node.gy + (unit(rng) - 0.5) * w;
+    }
+    // i's weight: its power at v within the spread of the node's powers there.
+    double least = 1e300, most = -1e300;
+    for (auto const& p : seeds_of_node) {
+      double const pw = (vx - p.x) * (vx - p.x) + (vy - p.y) * (vy - p.y) - p.w;
+      least = std::min(least, pw);
+      most = std::max(most, pw);
+    }
+    double const power_i = least - (most - least + 1e-6) * (unit(rng) - 0.5);
+    double const wi = (vx - sx) * (vx - sx) + (vy - sy) * (vy - sy) - power_i;
+    double x[1] = {vx - sx}, y[1] = {vy - sy};
+    int label[1] = {0};
+    Polygon cell;
+    cell.buffers[0] = cell.buffers[1] = {x, y, label};
+    cell.capacity = 1;
+    cell.push(x[0], y[0], 0);
+    sdot::detail::CellSeed const seed{sx, sy, wi, -1, -1};
+    ++check.tried;
+    if (sdot::detail::box_may_cut_vertices(cell, seed, node))
+      continue;
+    ++check.ruled_out;
+    for (auto const& p : seeds_of_node) {
+      double const pw = (vx - p.x) * (vx - p.x) + (vy - p.y) * (vy - p.y) - p.w;
+      ASSERT_GT(pw, power_i) << "a seed at (" << p.x << ", " << p.y << ") of weight " << p.w
+                             << " cuts at (" << vx << ", " << vy << ") though ruled out";
+    }
+  }
+}
+
+/// Checks the bounds of every tree node and quad of the index of `cloud`.
+BoundCheck expect_sound_bounds(Cloud const& cloud, int block_size) {
+  auto const tree = sdot::detail::build_seed_tree<Space, Memory>(
+      Space(), Kokkos::View<double const* [2], Memory>(sdot_test::positions_view(cloud)),
+      Kokkos::View<double const*, Memory>(sdot_test::weights_view(cloud)), 8, block_size);
+  auto const seeds = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), tree.seeds);
+  auto const nodes = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), tree.nodes);
+  auto const blocks = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), tree.blocks);
+  auto const cell_begin = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), tree.cell_begin);
+  auto const quads = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), tree.quads);
+  auto const quad_first = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), tree.quad_first);
+  std::mt19937_64 rng(7);
+  BoundCheck check;
+  using sdot::detail::Seed;
+  for (int node = 1; node < (2 << tree.depth); ++node) {
+    int const level = sdot::detail::node_level(node);
+    std::vector<Seed> mine(seeds.data() + tree.node_begin(node, level),
+                           seeds.data() + tree.node_begin(node + 1, level));
+    expect_sound_bound(nodes(node), mine, rng, check);
+    if (nodes(node).block >= 0)
+      EXPECT_EQ(blocks(nodes(node).block).node, node);
+  }
+  int const nb_blocks = static_cast<int>(blocks.extent(0));
+  for (int b = 0; b < nb_blocks; ++b) {
+    auto const& g = blocks(b);
+    for (int l = 0; l < g.quad_levels; ++l)
+      for (int qj = 0; qj < g.quad_rows(l); ++qj)
+        for (int qi = 0; qi < g.quad_columns(l); ++qi) {
+          int const span = 2 << l;
+          std::vector<Seed> mine;
+          for (int j = qj * span; j < std::min((qj + 1) * span, g.ny); ++j)
+            for (int s = cell_begin(g.cell(qi * span, j));
+                 s < cell_begin(g.cell(std::min((qi + 1) * span, g.nx), j)); ++s)
+              mine.push_back(seeds(s));
+          auto const& quad =
+              quads(quad_first(l * nb_blocks + b) + qj * g.quad_columns(l) + qi);
+          if (mine.empty())
+            EXPECT_TRUE(quad.empty());
+          expect_sound_bound(quad, mine, rng, check);
+        }
+    EXPECT_EQ(g.quad_columns(g.quad_levels - 1), 1);
+    EXPECT_EQ(g.quad_rows(g.quad_levels - 1), 1);
+  }
+  return check;
+}
+
+} // namespace
+
+TEST(SeedTree, PruningBoundsNeverRuleOutACut) {
+  for (auto const& cloud :
+       {sdot_test::uniform_cloud(3000, 0, 51), sdot_test::uniform_cloud(3000, 1.0 / 3000, 52),
+        sdot_test::with_spread_weights(sdot_test::uniform_cloud(3000, 0, 53)),
+        sdot_test::displaced_cells_cloud(3000, 54),
+        sdot_test::with_displacing_weights(sdot_test::clustered_cloud(3000, 55), {0.7, 0.75},
+                                           40, {0.3, 0.2}, 56),
+        sdot_test::uniform_cloud(3000, 1e3, 57, -1e3, 1e3)}) {
+    for (int block_size : {16, 256}) {
+      auto const check = expect_sound_bounds(cloud, block_size);
+      // The test is not empty: a good share of the trials are ruled out.
+      EXPECT_GT(check.ruled_out, check.tried / 10);
+    }
+  }
+  // Duplicates and tiny clouds.
+  Cloud duplicates;
+  auto const base = sdot_test::uniform_cloud(50, 0.01, 58);
+  for (int k = 0; k < 20; ++k)
+    for (std::size_t i = 0; i < base.x.size(); ++i) {
+      duplicates.x.push_back(base.x[i]);
+      duplicates.w.push_back(base.w[i]);
+    }
+  expect_sound_bounds(duplicates, 64);
+  for (int n : {1, 2, 3})
+    expect_sound_bounds(sdot_test::uniform_cloud(n, 0.1, 59 + n), 64);
 }

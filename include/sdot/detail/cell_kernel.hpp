@@ -51,20 +51,52 @@ KOKKOS_INLINE_FUNCTION double box_distance2(TreeNode const& b, double x, double 
   return dx * dx + dy * dy;
 }
 
-/// Whether a seed in `box` with weight ≤ box.wmax may cut the cell, vertex by vertex: a
-/// half-plane that cuts a convex polygon holds one of its vertices, so no seed of the box cuts
-/// when dist²(v, box) − w_max > |v − x_i|² − w_i at every vertex v. Much tighter than the
-/// disk of radius R for a cell still open on one side (a cell at the border of a rank's box).
+/// Whether a seed of `node` may cut the cell, vertex by vertex: a half-plane that cuts a convex
+/// polygon holds one of its vertices, so no seed of the node cuts when, at every vertex v, a
+/// lower bound of the node's power at v exceeds |v − x_i|² − w_i. Two lower bounds, the larger
+/// taken: dist²(v, box) − w_max, and the node's bound along the weights' trend (TreeNode),
+/// tight where the cells lie far from their seeds. Much tighter than the disk of radius R for
+/// a cell still open on one side (a cell at the border of a rank's box) and for cells far from
+/// their seeds.
 KOKKOS_INLINE_FUNCTION bool box_may_cut_vertices(Polygon const& cell, CellSeed const& seed,
                                                  TreeNode const& box) {
   double const x0 = box.xmin - seed.x, x1 = box.xmax - seed.x;
   double const y0 = box.ymin - seed.y, y1 = box.ymax - seed.y;
   double const dw = box.wmax - seed.w;
+  if (!box.trend) {
+    for (int k = 0; k < cell.size; ++k) {
+      double const vx = cell.x(k), vy = cell.y(k);
+      double const dx = loom::compat::max(loom::compat::max(x0 - vx, vx - x1), 0.0);
+      double const dy = loom::compat::max(loom::compat::max(y0 - vy, vy - y1), 0.0);
+      if (dx * dx + dy * dy - dw <= vx * vx + vy * vy) // ties kept: duplicates decide by index
+        return true;
+    }
+    return false;
+  }
+  // The trend bound at v (relative to the seed; c the box's centre relative to the seed,
+  // a = c + g, t = |v − a| per axis): Σ φ(t)/κ − 2 v·c + |c|² + smin + w_i > 0 rules the node
+  // out, with φ(t) = max(t − κh, 0)² − t² (κ dist²((v − a)/κ, box − c) − |v − a|²/κ); within
+  // `slack` it does not (rounding).
+  double const cx = box.centre_x() - seed.x, cy = box.centre_y() - seed.y;
+  double const ax = cx + box.gx, ay = cy + box.gy;
+  double const kx = box.kappa * box.half_width(), ky = box.kappa * box.half_height();
+  double const inv_kappa = 1 / box.kappa;
+  double const size = loom::compat::fabs(ax) + loom::compat::fabs(ay) + loom::compat::fabs(cx) +
+                      loom::compat::fabs(cy) + kx + ky;
+  double const slack =
+      1e-12 * ((1 + inv_kappa) * (size * size + 4 * cell.max_radius2) +
+               loom::compat::fabs(box.smin) + loom::compat::fabs(seed.w));
+  double const base = cx * cx + cy * cy + box.smin + seed.w - slack;
   for (int k = 0; k < cell.size; ++k) {
     double const vx = cell.x(k), vy = cell.y(k);
     double const dx = loom::compat::max(loom::compat::max(x0 - vx, vx - x1), 0.0);
     double const dy = loom::compat::max(loom::compat::max(y0 - vy, vy - y1), 0.0);
-    if (dx * dx + dy * dy - dw <= vx * vx + vy * vy) // ties kept: duplicates decide by index
+    double const tx = loom::compat::fabs(vx - ax), ty = loom::compat::fabs(vy - ay);
+    double const fx = tx <= kx ? -tx * tx : kx * (kx - 2 * tx);
+    double const fy = ty <= ky ? -ty * ty : ky * (ky - 2 * ty);
+    double const trend = (fx + fy) * inv_kappa - 2 * (vx * cx + vy * cy) + base;
+    // Ties kept: duplicates decide by index.
+    if ((dx * dx + dy * dy - dw <= vx * vx + vy * vy) & !(trend > 0))
       return true;
   }
   return false;
@@ -144,7 +176,7 @@ KOKKOS_INLINE_FUNCTION bool clip_by_subtree(Polygon& cell, CellSeed const& seed,
   while (sp > 0) {
     --sp;
     int const node = stack_node[sp];
-    TreeNode const box = tree.nodes(node);
+    TreeNode const& box = tree.nodes(node);
     if (!node_may_cut(stack_d2[sp], seed.w, box.wmax, cell.max_radius2) ||
         !box_may_cut_vertices(cell, seed, box))
       continue;
@@ -161,6 +193,69 @@ KOKKOS_INLINE_FUNCTION bool clip_by_subtree(Polygon& cell, CellSeed const& seed,
     stack_d2[sp++] = a_first ? db : da;
     stack_node[sp] = a_first ? a : b;
     stack_d2[sp++] = a_first ? da : db;
+  }
+  return false;
+}
+
+/// Clips `cell` by the seeds of block `block` (its number in tree.blocks) through its quads:
+/// depth first from the top quad, nearest child first, each quad pruned by the stopping rule
+/// with the cell as it is when the quad is reached; a quad of the finest level clips by the
+/// seeds of its 2 × 2 grid cells. Square nodes whose bounds follow the weights' trend: the
+/// search for a cell far from its seed. Returns true when the walk must stop.
+template <class MemorySpace>
+KOKKOS_INLINE_FUNCTION bool clip_by_block_quads(Polygon& cell, CellSeed const& seed,
+                                                SeedTree<MemorySpace> const& tree, int block,
+                                                ClipResult& result, bool revisit = false) {
+  GridBlock const g = tree.blocks(block);
+  constexpr int max_stack = 128; // ≥ 3 × levels + 1
+  int stack_level[max_stack], stack_i[max_stack], stack_j[max_stack];
+  int sp = 0;
+  stack_level[sp] = g.quad_levels - 1;
+  stack_i[sp] = 0;
+  stack_j[sp++] = 0;
+  while (sp > 0) {
+    --sp;
+    int const level = stack_level[sp], qi = stack_i[sp], qj = stack_j[sp];
+    TreeNode const& box = tree.quad(block, level, qi, qj);
+    if (box.empty() ||
+        !node_may_cut(box_distance2(box, seed.x, seed.y), seed.w, box.wmax, cell.max_radius2) ||
+        !box_may_cut_vertices(cell, seed, box))
+      continue;
+    if (level == 0) {
+      int const i_end = loom::compat::min(2 * qi + 2, g.nx);
+      int const j_end = loom::compat::min(2 * qj + 2, g.ny);
+      for (int j = 2 * qj; j < j_end; ++j)
+        if (clip_by_slots(cell, seed, tree, tree.cell_begin(g.cell(2 * qi, j)),
+                          tree.cell_begin(g.cell(i_end, j)), result, revisit))
+          return true;
+      continue;
+    }
+    // The children, farthest pushed first.
+    int const columns = g.quad_columns(level - 1), rows = g.quad_rows(level - 1);
+    int child_i[4], child_j[4];
+    double child_d2[4];
+    int count = 0;
+    for (int dj = 0; dj < 2; ++dj)
+      for (int di = 0; di < 2; ++di) {
+        int const ci = 2 * qi + di, cj = 2 * qj + dj;
+        if (ci >= columns || cj >= rows)
+          continue;
+        double const d2 = box_distance2(tree.quad(block, level - 1, ci, cj), seed.x, seed.y);
+        int k = count++;
+        for (; k > 0 && child_d2[k - 1] < d2; --k) {
+          child_i[k] = child_i[k - 1];
+          child_j[k] = child_j[k - 1];
+          child_d2[k] = child_d2[k - 1];
+        }
+        child_i[k] = ci;
+        child_j[k] = cj;
+        child_d2[k] = d2;
+      }
+    for (int k = 0; k < count && sp < max_stack; ++k) {
+      stack_level[sp] = level - 1;
+      stack_i[sp] = child_i[k];
+      stack_j[sp++] = child_j[k];
+    }
   }
   return false;
 }
@@ -294,7 +389,7 @@ KOKKOS_INLINE_FUNCTION bool clip_best_first(Polygon& cell, CellSeed const& seed,
   };
   if (own >= 1) {
     for (int node = own; node > 1; node /= 2) {
-      TreeNode const box = tree.nodes(node ^ 1);
+      TreeNode const& box = tree.nodes(node ^ 1);
       double const d2 = box_distance2(box, seed.x, seed.y);
       if (node_may_cut(d2, seed.w, box.wmax, cell.max_radius2))
         push(node ^ 1, d2);
@@ -333,17 +428,22 @@ KOKKOS_INLINE_FUNCTION bool clip_best_first(Polygon& cell, CellSeed const& seed,
     heap_d2[i] = last_d2;
 
     // The cell may have shrunk since the node was queued.
-    TreeNode const node_box = tree.nodes(node);
+    TreeNode const& node_box = tree.nodes(node);
     if (!node_may_cut(node_d2, seed.w, node_box.wmax, cell.max_radius2) ||
         !box_may_cut_vertices(cell, seed, node_box))
       continue;
+    if (node_box.block >= 0) { // a block: its quads, square, where its nodes are runs of rows
+      if (clip_by_block_quads(cell, seed, tree, node_box.block, result))
+        return true;
+      continue;
+    }
     if (node >= first_leaf) {
       if (clip_by_leaf(cell, seed, tree, node, result))
         return true;
       continue;
     }
     for (int child = 2 * node; child <= 2 * node + 1; ++child) {
-      TreeNode const box = tree.nodes(child);
+      TreeNode const& box = tree.nodes(child);
       double const d2 = box_distance2(box, seed.x, seed.y);
       if (!node_may_cut(d2, seed.w, box.wmax, cell.max_radius2))
         continue;
@@ -391,6 +491,16 @@ KOKKOS_INLINE_FUNCTION ClipResult clip_by_tree(Polygon& cell, CellSeed const& se
     return result;
   double const h = has_grids ? tree.blocks(block).h : 0;
   double const settled_r2 = 16 * h * h;
+  // A cell displaced from its seed by more than a grid step, in a block whose weights trend (as
+  // optimal transport gives): the rest of its block through the quads first (its cutters are seeds
+  // near its own), then the other blocks best first, each block through its quads.
+  double const off_x = (cell.xmin + cell.xmax) / 2, off_y = (cell.ymin + cell.ymax) / 2;
+  if (has_grids && tree.nodes(own).trend && off_x * off_x + off_y * off_y > h * h) {
+    if (rest_in_reach && clip_by_block_quads(cell, seed, tree, block, result, true))
+      return result;
+    clip_best_first(cell, seed, tree, own, -1, result);
+    return result;
+  }
   if (cell.max_radius2 <= settled_r2) {
     for (int node = own; node > 1; node /= 2)
       if (clip_by_subtree(cell, seed, tree, node ^ 1, result))
@@ -399,11 +509,13 @@ KOKKOS_INLINE_FUNCTION ClipResult clip_by_tree(Polygon& cell, CellSeed const& se
     return result;
   }
   // A cell still large (open towards where the tree has no seeds: a rank's border cell) would
-  // scan most of its block by rows; its block's subtree, pruned vertex by vertex, is cheaper
-  // (it revisits the near cells' seeds).
+  // scan most of its block by rows; its block's quads, pruned vertex by vertex, are cheaper
+  // (they revisit the near cells' seeds).
   if (rest_in_reach) {
     if (cell.max_radius2 <= settled_r2)
       clip_by_block_rest(cell, seed, tree, block, result);
+    else if (has_grids)
+      clip_by_block_quads(cell, seed, tree, block, result, true);
     else
       clip_by_subtree(cell, seed, tree, own, result, true);
   }

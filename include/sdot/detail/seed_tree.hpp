@@ -26,9 +26,166 @@ struct Seed {
   double x, y, w;
 };
 
+/// A node of the tree: the bounding box of its seeds, their largest weight, and a second lower
+/// bound of their power that follows the trend of the weights. With c the box's centre,
+/// e_j = x_j − c, a slope g and a curvature κ = 1 + μ > 0 (the weights' trend: w_j ≈
+/// a − 2 g·e_j − μ |e_j|²), every seed j of the node has s_j = −w_j − 2 g·e_j − μ |e_j|² ≥ smin,
+/// so that the power of a point p = c + u over the node is
+///   |p − x_j|² − w_j = κ |e_j − (u − g)/κ|² + |u|² − |u − g|²/κ + s_j
+///                    ≥ κ dist²((u − g)/κ, box − c) + |u|² − |u − g|²/κ + smin.
+/// With g = 0, κ = 1 and smin = −wmax this is the box bound dist²(p, box) − wmax; where the
+/// weights trend (optimal transport: cells far from their seeds, bunched seeds whose cells
+/// spread) it is much tighter near c + g, where the node's cells lie. smin = −∞: no such bound.
 struct TreeNode {
   double xmin, ymin, xmax, ymax, wmax;
+  double gx = 0, gy = 0, kappa = 1, smin = -loom::compat::infinity<double>();
+  int block = -1; ///< the block (number in SeedTree::blocks) whose node this is, or -1
+  /// Whether the bound along the trend is worth testing: the node's cells lie more than a
+  /// quarter of its size away from its seeds (|g| + |μ| (h_x + h_y) > (h_x + h_y) / 4);
+  /// otherwise the box bound alone is tested.
+  int trend = 0;
+
+  /// Sets `trend` from g and κ (see there).
+  KOKKOS_INLINE_FUNCTION void judge_trend() {
+    double const size = half_width() + half_height();
+    trend = loom::compat::fabs(gx) + loom::compat::fabs(gy) +
+                    loom::compat::fabs(kappa - 1) * size >
+                size / 4 &&
+            smin > -loom::compat::infinity<double>();
+  }
+
+  KOKKOS_INLINE_FUNCTION bool empty() const { return !(xmin <= xmax); }
+  KOKKOS_INLINE_FUNCTION double centre_x() const { return (xmin + xmax) / 2; }
+  KOKKOS_INLINE_FUNCTION double centre_y() const { return (ymin + ymax) / 2; }
+  KOKKOS_INLINE_FUNCTION double half_width() const { return (xmax - xmin) / 2; }
+  KOKKOS_INLINE_FUNCTION double half_height() const { return (ymax - ymin) / 2; }
 };
+
+/// The least value of α t² + 2 k t over t in [−h, h].
+KOKKOS_INLINE_FUNCTION double least_of_quadratic(double alpha, double k, double h) {
+  if (alpha > 0) {
+    double const t = loom::compat::min(loom::compat::max(-k / alpha, -h), h);
+    return (alpha * t + 2 * k) * t;
+  }
+  return alpha * h * h - 2 * loom::compat::fabs(k) * h;
+}
+
+/// smin of `parent` (box, g and κ set) drawn from the bound of `child`, one of its parts: with
+/// δ = c_child − c_parent and e = e_child + δ,
+///   −w − 2 g·e − μ |e|² = s_child + (μ_child − μ) |e_child|² + 2 (g_child − g − μ δ)·e_child
+///                          − 2 g·δ − μ |δ|².
+/// Lowered for rounding.
+KOKKOS_INLINE_FUNCTION double smin_from_part(TreeNode const& parent, TreeNode const& child) {
+  if (child.empty())
+    return loom::compat::infinity<double>();
+  if (!(child.smin > -loom::compat::infinity<double>()))
+    return -loom::compat::infinity<double>();
+  double const dx = child.centre_x() - parent.centre_x();
+  double const dy = child.centre_y() - parent.centre_y();
+  double const mu = parent.kappa - 1, alpha = child.kappa - parent.kappa;
+  double const kx = child.gx - parent.gx - mu * dx, ky = child.gy - parent.gy - mu * dy;
+  double const spread = least_of_quadratic(alpha, kx, child.half_width()) +
+                        least_of_quadratic(alpha, ky, child.half_height());
+  double const shift = 2 * (parent.gx * dx + parent.gy * dy) + mu * (dx * dx + dy * dy);
+  double const h2 = child.half_width() * child.half_width() +
+                    child.half_height() * child.half_height();
+  double const scale = loom::compat::fabs(child.smin) + loom::compat::fabs(shift) +
+                       loom::compat::fabs(alpha) * h2 +
+                       2 * (loom::compat::fabs(kx) * child.half_width() +
+                            loom::compat::fabs(ky) * child.half_height());
+  return child.smin + spread - shift - 8 * loom::compat::epsilon<double>() * scale;
+}
+
+/// The bound of a node (its box set) from those of its `count` ≤ 4 parts: the curvature and
+/// slope by least squares from how the parts' slopes vary with their centres
+/// (g_part ≈ g + μ (c_part − c)), smin from every part.
+KOKKOS_INLINE_FUNCTION void bound_from_parts(TreeNode& node, TreeNode const* parts, int count) {
+  double const cx = node.centre_x(), cy = node.centre_y();
+  double mcx = 0, mcy = 0, mgx = 0, mgy = 0;
+  int used = 0;
+  for (int k = 0; k < count; ++k)
+    if (!parts[k].empty()) {
+      mcx += parts[k].centre_x() - cx;
+      mcy += parts[k].centre_y() - cy;
+      mgx += parts[k].gx;
+      mgy += parts[k].gy;
+      ++used;
+    }
+  node.gx = node.gy = 0;
+  node.kappa = 1;
+  node.smin = -loom::compat::infinity<double>();
+  if (used == 0)
+    return;
+  mcx /= used;
+  mcy /= used;
+  mgx /= used;
+  mgy /= used;
+  double sgc = 0, scc = 0;
+  for (int k = 0; k < count; ++k)
+    if (!parts[k].empty()) {
+      double const dx = parts[k].centre_x() - cx - mcx, dy = parts[k].centre_y() - cy - mcy;
+      sgc += (parts[k].gx - mgx) * dx + (parts[k].gy - mgy) * dy;
+      scc += dx * dx + dy * dy;
+    }
+  double mu = scc > 0 ? sgc / scc : 0;
+  mu = mu == mu ? mu : 0;
+  node.kappa = loom::compat::min(loom::compat::max(1 + mu, 1.0 / 16), 1e4);
+  mu = node.kappa - 1;
+  node.gx = mgx - mu * mcx;
+  node.gy = mgy - mu * mcy;
+  if (!(loom::compat::fabs(node.gx) + loom::compat::fabs(node.gy) <
+        loom::compat::infinity<double>()))
+    node.gx = node.gy = 0;
+  double smin = loom::compat::infinity<double>();
+  for (int k = 0; k < count; ++k)
+    smin = loom::compat::min(smin, smin_from_part(node, parts[k]));
+  node.smin = smin;
+}
+
+/// The bound of a leaf (its box set) from its seeds, visited by `for_each_seed(f)` (f(Seed)):
+/// the least-squares slope (ridge-regularised; none below 3 seeds), κ = 1, smin exact (lowered
+/// for rounding).
+template <class ForEachSeed>
+KOKKOS_INLINE_FUNCTION void bound_from_seeds(TreeNode& leaf, ForEachSeed const& for_each_seed) {
+  double const cx = leaf.centre_x(), cy = leaf.centre_y();
+  double n = 0, sx = 0, sy = 0, sxx = 0, sxy = 0, syy = 0, sw = 0, swx = 0, swy = 0;
+  for_each_seed([&](auto const& p) {
+    double const ex = p.x - cx, ey = p.y - cy, w = p.w;
+    n += 1;
+    sx += ex;
+    sy += ey;
+    sxx += ex * ex;
+    sxy += ex * ey;
+    syy += ey * ey;
+    sw += w;
+    swx += w * ex;
+    swy += w * ey;
+  });
+  leaf.gx = leaf.gy = 0;
+  leaf.kappa = 1;
+  if (n >= 3) {
+    double const mx = sx / n, my = sy / n;
+    double const cxx = sxx / n - mx * mx, cxy = sxy / n - mx * my, cyy = syy / n - my * my;
+    double const ridge = 1e-6 * (cxx + cyy);
+    double const a = cxx + ridge, b = cxy, d = cyy + ridge, det = a * d - b * b;
+    double const bx = swx / n - sw / n * mx, by = swy / n - sw / n * my; // cov(w, e)
+    if (det > 0) {
+      leaf.gx = -(d * bx - b * by) / (2 * det);
+      leaf.gy = -(a * by - b * bx) / (2 * det);
+    }
+    if (!(loom::compat::fabs(leaf.gx) + loom::compat::fabs(leaf.gy) <
+          loom::compat::infinity<double>()))
+      leaf.gx = leaf.gy = 0;
+  }
+  double smin = loom::compat::infinity<double>();
+  for_each_seed([&](auto const& p) {
+    double const ex = p.x - cx, ey = p.y - cy, w = p.w;
+    double const slope = 2 * (leaf.gx * ex + leaf.gy * ey);
+    double const scale = loom::compat::fabs(w) + loom::compat::fabs(slope);
+    smin = loom::compat::min(smin, -w - slope - 4 * loom::compat::epsilon<double>() * scale);
+  });
+  leaf.smin = n > 0 ? smin : -loom::compat::infinity<double>();
+}
 
 /// Bounding box, largest weight and number of a set of seeds, gathered one seed or one set at a
 /// time.
@@ -72,6 +229,7 @@ struct GridBlock {
   double slack;
   int first_span = 0; ///< number of its first row span among the tree's (see row_wmax)
   int node = 1;       ///< the tree node (heap numbering) whose seeds the block holds
+  int quad_levels = 1; ///< levels of its quads (see quad_columns), the top one a single quad
 
   /// Cells of the block, padding included.
   KOKKOS_INLINE_FUNCTION int cell_count() const {
@@ -90,6 +248,11 @@ struct GridBlock {
   KOKKOS_INLINE_FUNCTION int span(int i, int j) const {
     return first_span + j * spans_per_row() + i / row_span_cells;
   }
+
+  /// Quads of level l (0 the finest) along a row and a column: each covers
+  /// 2^(l+1) × 2^(l+1) grid cells.
+  KOKKOS_INLINE_FUNCTION int quad_columns(int level) const { return ((nx - 1) >> (level + 1)) + 1; }
+  KOKKOS_INLINE_FUNCTION int quad_rows(int level) const { return ((ny - 1) >> (level + 1)) + 1; }
 
   /// Column of abscissa x, clamped to the grid (clamped before the conversion: x may be far).
   KOKKOS_INLINE_FUNCTION int column(double x) const { return clamp((x - x0) * inv_h, nx); }
@@ -143,6 +306,13 @@ struct SeedTree {
   /// j of block g: g.span(i, j) for a column i among them); a row's seeds are consecutive slots.
   Kokkos::View<double*, MemorySpace> row_wmax;
   Kokkos::View<RingOffset*, MemorySpace> ring; ///< the near grid offsets, nearest first
+  /// The quads of every block (a pyramid of 2 × 2 merges over its grid, whose nodes are
+  /// squares, where the tree's nodes inside a block are runs of grid rows), level by level from
+  /// the finest, each level block by block, each block's row by row; their bounds as the tree
+  /// nodes'.
+  Kokkos::View<TreeNode*, MemorySpace> quads;
+  /// First quad of level l of block b at quad_first(l · blocks + b), then one past the last.
+  Kokkos::View<int*, MemorySpace> quad_first;
 
   KOKKOS_INLINE_FUNCTION int first_leaf() const { return 1 << depth; }
   /// First sorted seed of node `node` (heap numbering) at level `level`.
@@ -155,6 +325,11 @@ struct SeedTree {
   KOKKOS_INLINE_FUNCTION int node_of_slot(int slot, int level) const {
     std::int64_t const k = ((std::int64_t(slot + 1) << level) - 1) / size;
     return static_cast<int>((std::int64_t(1) << level) + k);
+  }
+  /// The quad (qi, qj) of level `level` of block `b`.
+  KOKKOS_INLINE_FUNCTION TreeNode const& quad(int b, int level, int qi, int qj) const {
+    return quads(quad_first(level * static_cast<int>(blocks.extent(0)) + b) +
+                 qj * blocks(b).quad_columns(level) + qi);
   }
   /// The block (number in `blocks`) holding sorted seed `slot` (a tree with grids).
   KOKKOS_INLINE_FUNCTION int block_of_slot(int slot) const {
@@ -370,6 +545,116 @@ Kokkos::View<int*, MemorySpace> choose_blocks(ExecutionSpace const& space,
   return block_node;
 }
 
+/// The last k in [0, count) with first(k) ≤ value, for a nondecreasing first (count ≥ 1).
+template <class First>
+KOKKOS_INLINE_FUNCTION int last_at_most(int count, int value, First const& first) {
+  int lo = 0, hi = count - 1;
+  while (lo < hi) {
+    int const middle = (lo + hi + 1) / 2;
+    if (first(middle) <= value)
+      lo = middle;
+    else
+      hi = middle - 1;
+  }
+  return lo;
+}
+
+/// The quads' layout of `tree` (its blocks set): each block's number of levels, and the first
+/// quad of each level of each block (SeedTree::quad_first). Allocates the quads.
+template <class ExecutionSpace, class MemorySpace>
+void lay_out_quads(ExecutionSpace const& space, SeedTree<MemorySpace>& tree) {
+  using Policy = Kokkos::RangePolicy<ExecutionSpace>;
+  int const nb_blocks = static_cast<int>(tree.blocks.extent(0));
+  auto const blocks = tree.blocks;
+  int levels = 0;
+  Kokkos::parallel_reduce(
+      "sdot::tree::quad_levels", Policy(space, 0, nb_blocks),
+      KOKKOS_LAMBDA(int b, int& most) {
+        GridBlock g = blocks(b);
+        int l = 1;
+        while (g.quad_columns(l - 1) > 1 || g.quad_rows(l - 1) > 1)
+          ++l;
+        blocks(b).quad_levels = l;
+        most = loom::compat::max(most, l);
+      },
+      Kokkos::Max<int>(levels));
+  tree.quad_first = Kokkos::View<int*, MemorySpace>(
+      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::tree::quad_first"),
+      levels * nb_blocks + 1);
+  auto const quad_first = tree.quad_first;
+  int nb_quads = 0;
+  Kokkos::parallel_scan(
+      "sdot::tree::quad_first", Policy(space, 0, levels * nb_blocks),
+      KOKKOS_LAMBDA(int k, int& before, bool final) {
+        GridBlock const g = blocks(k % nb_blocks);
+        int const l = k / nb_blocks;
+        if (final)
+          quad_first(k) = before;
+        before += l < g.quad_levels ? g.quad_columns(l) * g.quad_rows(l) : 0;
+      },
+      nb_quads);
+  Kokkos::deep_copy(space, Kokkos::subview(quad_first, levels * nb_blocks), nb_quads);
+  tree.quads = Kokkos::View<TreeNode*, MemorySpace>(
+      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::tree::quads"), nb_quads);
+}
+
+/// The bounds of the quads of `tree` (laid out), from its seeds: the finest level from the
+/// seeds of its 2 × 2 grid cells, each level above from its 2 × 2 quads below.
+template <class ExecutionSpace, class MemorySpace>
+void compute_quad_bounds(ExecutionSpace const& space, SeedTree<MemorySpace> const& tree) {
+  using Policy = Kokkos::RangePolicy<ExecutionSpace>;
+  int const nb_blocks = static_cast<int>(tree.blocks.extent(0));
+  if (nb_blocks == 0)
+    return;
+  int const levels = static_cast<int>(tree.quad_first.extent(0) - 1) / nb_blocks;
+  auto const quad_first_host =
+      Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), tree.quad_first);
+  auto const t = tree;
+  for (int l = 0; l < levels; ++l) {
+    int const begin = quad_first_host(l * nb_blocks);
+    int const end = quad_first_host((l + 1) * nb_blocks);
+    Kokkos::parallel_for(
+        "sdot::tree::quads", Policy(space, begin, end), KOKKOS_LAMBDA(int q) {
+          int const b = last_at_most(nb_blocks, q, [&](int k) { return t.quad_first(l * nb_blocks + k); });
+          GridBlock const g = t.blocks(b);
+          int const in_level = q - t.quad_first(l * nb_blocks + b);
+          int const qi = in_level % g.quad_columns(l), qj = in_level / g.quad_columns(l);
+          TreeNode box;
+          if (l == 0) {
+            // The seeds of grid cells [2qi, 2qi + 2) × [2qj, 2qj + 2): one run per row.
+            int const i_end = loom::compat::min(2 * qi + 2, g.nx);
+            int const j_end = loom::compat::min(2 * qj + 2, g.ny);
+            auto const for_each_seed = [&](auto const& f) {
+              for (int j = 2 * qj; j < j_end; ++j)
+                for (int s = t.cell_begin(g.cell(2 * qi, j)); s < t.cell_begin(g.cell(i_end, j));
+                     ++s)
+                  f(t.seeds(s));
+            };
+            NodeStats stats;
+            for_each_seed([&](Seed const& p) { stats.add(p); });
+            box = stats.node();
+            bound_from_seeds(box, for_each_seed);
+          } else {
+            TreeNode parts[4];
+            int count = 0;
+            NodeStats stats;
+            for (int dj = 0; dj < 2; ++dj)
+              for (int di = 0; di < 2; ++di)
+                if (2 * qi + di < g.quad_columns(l - 1) && 2 * qj + dj < g.quad_rows(l - 1)) {
+                  parts[count] = t.quad(b, l - 1, 2 * qi + di, 2 * qj + dj);
+                  TreeNode const& c = parts[count++];
+                  if (!c.empty())
+                    stats.add(NodeStats{c.xmin, c.ymin, c.xmax, c.ymax, c.wmax, 1});
+                }
+            box = stats.node();
+            bound_from_parts(box, parts, count);
+          }
+          box.judge_trend();
+          t.quads(q) = box;
+        });
+  }
+}
+
 /// The parts of `tree` that depend on the weights: the largest weight of each row span and the
 /// nodes (boxes and largest weights), from the seeds in tree order. Allocates them the first
 /// time.
@@ -392,15 +677,8 @@ void compute_weight_bounds(ExecutionSpace const& space, SeedTree<MemorySpace>& t
   Kokkos::parallel_for(
       "sdot::tree::row_weights", Policy(space, 0, nb_spans), KOKKOS_LAMBDA(int span) {
         // The span's block: the last whose first span is at most this one.
-        int first = 0, last = nb_blocks - 1;
-        while (first < last) {
-          int const middle = (first + last + 1) / 2;
-          if (blocks(middle).first_span <= span)
-            first = middle;
-          else
-            last = middle - 1;
-        }
-        GridBlock const g = blocks(first);
+        GridBlock const g = blocks(
+            last_at_most(nb_blocks, span, [&](int b) { return blocks(b).first_span; }));
         int const in_block = span - g.first_span;
         int const j = in_block / g.spans_per_row();
         int const i = in_block % g.spans_per_row() * row_span_cells;
@@ -412,6 +690,12 @@ void compute_weight_bounds(ExecutionSpace const& space, SeedTree<MemorySpace>& t
         row_wmax(span) = w;
       });
 
+  // The blocks' quads first: a block's node takes the bound of its top quad (squares below
+  // it, where the tree's nodes inside a block are runs of grid rows).
+  if (nb_blocks > 0 && tree.quad_first.extent(0) == 0)
+    lay_out_quads(space, tree);
+  compute_quad_bounds(space, tree);
+
   // Leaves from their seeds, then each level from the one below.
   int const depth = tree.depth;
   if (tree.nodes.extent(0) != std::size_t(2) << depth)
@@ -420,22 +704,54 @@ void compute_weight_bounds(ExecutionSpace const& space, SeedTree<MemorySpace>& t
                                                                                          << depth);
   auto nodes = tree.nodes;
   auto const t = tree;
+  int const finest = tree.finest_block_level;
+  // The block whose node `node` of level `level` is, or -1.
+  auto const block_at = KOKKOS_LAMBDA(int node, int level) {
+    if (nb_blocks == 0 || level > finest)
+      return -1;
+    int const b = t.finest_block(first_descendant(node, finest));
+    return t.blocks(b).node == node ? b : -1;
+  };
+  auto const take_block_bound = KOKKOS_LAMBDA(TreeNode & box, int b) {
+    box.block = b;
+    if (b >= 0) {
+      TreeNode const& top = t.quad(b, t.blocks(b).quad_levels - 1, 0, 0);
+      box.gx = top.gx;
+      box.gy = top.gy;
+      box.kappa = top.kappa;
+      box.smin = top.smin;
+    }
+    box.judge_trend();
+  };
   Kokkos::parallel_for(
       "sdot::tree::leaves", Policy(space, 1 << depth, 2 << depth), KOKKOS_LAMBDA(int node) {
         int begin = t.node_begin(node, depth), end = t.node_begin(node + 1, depth);
         NodeStats leaf;
         for (int s = begin; s < end; ++s)
           leaf.add(seeds(s));
-        nodes(node) = leaf.node();
+        TreeNode box = leaf.node(); // no bound along the trend below the blocks: their quads
+        int const b = block_at(node, depth);
+        if (b < 0 && nb_blocks == 0)
+          bound_from_seeds(box, [&](auto const& f) {
+            for (int s = begin; s < end; ++s)
+              f(seeds(s));
+          });
+        take_block_bound(box, b);
+        nodes(node) = box;
       });
   for (int level = depth - 1; level >= 0; --level) {
     Kokkos::parallel_for(
         "sdot::tree::inner_nodes", Policy(space, 1 << level, 2 << level), KOKKOS_LAMBDA(int node) {
           TreeNode const a = nodes(2 * node), b = nodes(2 * node + 1);
-          nodes(node) =
-              TreeNode{loom::compat::min(a.xmin, b.xmin), loom::compat::min(a.ymin, b.ymin),
+          TreeNode box{loom::compat::min(a.xmin, b.xmin), loom::compat::min(a.ymin, b.ymin),
                        loom::compat::max(a.xmax, b.xmax), loom::compat::max(a.ymax, b.ymax),
                        loom::compat::max(a.wmax, b.wmax)};
+          if (level <= finest || nb_blocks == 0) {
+            TreeNode const parts[2] = {a, b};
+            bound_from_parts(box, parts, 2);
+          }
+          take_block_bound(box, block_at(node, level));
+          nodes(node) = box;
         });
   }
 }

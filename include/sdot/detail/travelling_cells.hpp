@@ -46,6 +46,8 @@ struct Forest {
   Concatenated<int, MemorySpace> cell_begin;
   Concatenated<double, MemorySpace> row_wmax;
   Concatenated<int, MemorySpace> finest_block;
+  Concatenated<TreeNode, MemorySpace> quads;
+  Concatenated<int, MemorySpace> quad_first;
   Kokkos::View<int*, MemorySpace> depth, finest_block_level; ///< [L]
   Kokkos::View<RingOffset*, MemorySpace> ring;               ///< the same for every tree
   int local_count = 0;
@@ -63,6 +65,8 @@ struct Forest {
     t.finest_block = finest_block.part(l);
     t.cell_begin = cell_begin.part(l);
     t.row_wmax = row_wmax.part(l);
+    t.quads = quads.part(l);
+    t.quad_first = quad_first.part(l);
     t.ring = ring;
     return t;
   }
@@ -429,6 +433,8 @@ public:
     forest_.blocks = field(&SeedTree<memory_space>::blocks);
     forest_.cell_begin = field(&SeedTree<memory_space>::cell_begin);
     forest_.row_wmax = field(&SeedTree<memory_space>::row_wmax);
+    forest_.quads = field(&SeedTree<memory_space>::quads);
+    forest_.quad_first = field(&SeedTree<memory_space>::quad_first);
     forest_.depth = to_device("sdot::travel::depth", depth);
     forest_.finest_block = field(&SeedTree<memory_space>::finest_block);
     forest_.finest_block_level = to_device("sdot::travel::finest_block_level", finest_block_level);
