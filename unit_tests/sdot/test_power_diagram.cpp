@@ -318,8 +318,8 @@ TEST(PowerDiagram, CellsFarFromTheirSeedsMatchTheReference) {
   // Weights that trend as optimal transport's (with_displacing_weights): cells far from their
   // seeds, a cluster spread over the domain, many empty cells; blocks of several sizes.
   for (double beta : {3.0, 9.0, 40.0}) {
-    auto const c = with_displacing_weights(clustered_cloud(3000, 61), {0.7, 0.75}, beta,
-                                           {-0.1, 0.05}, 62);
+    auto const c =
+        with_displacing_weights(clustered_cloud(3000, 61), {0.7, 0.75}, beta, {-0.1, 0.05}, 62);
     SCOPED_TRACE("beta " + std::to_string(beta));
     expect_matches_reference(c, unit_square());
   }

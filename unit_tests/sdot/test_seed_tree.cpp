@@ -269,8 +269,7 @@ BoundCheck expect_sound_bounds(Cloud const& cloud, int block_size) {
             for (int s = cell_begin(g.cell(qi * span, j));
                  s < cell_begin(g.cell(std::min((qi + 1) * span, g.nx), j)); ++s)
               mine.push_back(seeds(s));
-          auto const& quad =
-              quads(quad_first(l * nb_blocks + b) + qj * g.quad_columns(l) + qi);
+          auto const& quad = quads(quad_first(l * nb_blocks + b) + qj * g.quad_columns(l) + qi);
           if (mine.empty())
             EXPECT_TRUE(quad.empty());
           expect_sound_bound(quad, mine, rng, check);
@@ -288,8 +287,8 @@ TEST(SeedTree, PruningBoundsNeverRuleOutACut) {
        {sdot_test::uniform_cloud(3000, 0, 51), sdot_test::uniform_cloud(3000, 1.0 / 3000, 52),
         sdot_test::with_spread_weights(sdot_test::uniform_cloud(3000, 0, 53)),
         sdot_test::displaced_cells_cloud(3000, 54),
-        sdot_test::with_displacing_weights(sdot_test::clustered_cloud(3000, 55), {0.7, 0.75},
-                                           40, {0.3, 0.2}, 56),
+        sdot_test::with_displacing_weights(sdot_test::clustered_cloud(3000, 55), {0.7, 0.75}, 40,
+                                           {0.3, 0.2}, 56),
         sdot_test::uniform_cloud(3000, 1e3, 57, -1e3, 1e3)}) {
     for (int block_size : {16, 256}) {
       auto const check = expect_sound_bounds(cloud, block_size);

@@ -83,9 +83,8 @@ KOKKOS_INLINE_FUNCTION bool box_may_cut_vertices(Polygon const& cell, CellSeed c
   double const inv_kappa = 1 / box.kappa;
   double const size = loom::compat::fabs(ax) + loom::compat::fabs(ay) + loom::compat::fabs(cx) +
                       loom::compat::fabs(cy) + kx + ky;
-  double const slack =
-      1e-12 * ((1 + inv_kappa) * (size * size + 4 * cell.max_radius2) +
-               loom::compat::fabs(box.smin) + loom::compat::fabs(seed.w));
+  double const slack = 1e-12 * ((1 + inv_kappa) * (size * size + 4 * cell.max_radius2) +
+                                loom::compat::fabs(box.smin) + loom::compat::fabs(seed.w));
   double const base = cx * cx + cy * cy + box.smin + seed.w - slack;
   for (int k = 0; k < cell.size; ++k) {
     double const vx = cell.x(k), vy = cell.y(k);

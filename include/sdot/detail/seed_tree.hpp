@@ -48,8 +48,7 @@ struct TreeNode {
   /// Sets `trend` from g and κ (see there).
   KOKKOS_INLINE_FUNCTION void judge_trend() {
     double const size = half_width() + half_height();
-    trend = loom::compat::fabs(gx) + loom::compat::fabs(gy) +
-                    loom::compat::fabs(kappa - 1) * size >
+    trend = loom::compat::fabs(gx) + loom::compat::fabs(gy) + loom::compat::fabs(kappa - 1) * size >
                 size / 4 &&
             smin > -loom::compat::infinity<double>();
   }
@@ -87,8 +86,8 @@ KOKKOS_INLINE_FUNCTION double smin_from_part(TreeNode const& parent, TreeNode co
   double const spread = least_of_quadratic(alpha, kx, child.half_width()) +
                         least_of_quadratic(alpha, ky, child.half_height());
   double const shift = 2 * (parent.gx * dx + parent.gy * dy) + mu * (dx * dx + dy * dy);
-  double const h2 = child.half_width() * child.half_width() +
-                    child.half_height() * child.half_height();
+  double const h2 =
+      child.half_width() * child.half_width() + child.half_height() * child.half_height();
   double const scale = loom::compat::fabs(child.smin) + loom::compat::fabs(shift) +
                        loom::compat::fabs(alpha) * h2 +
                        2 * (loom::compat::fabs(kx) * child.half_width() +
@@ -227,8 +226,8 @@ struct GridBlock {
   /// Bound on how far a point may lie outside the cell that column() and row() give it
   /// (rounding), to be taken off every distance bound drawn from the grid.
   double slack;
-  int first_span = 0; ///< number of its first row span among the tree's (see row_wmax)
-  int node = 1;       ///< the tree node (heap numbering) whose seeds the block holds
+  int first_span = 0;  ///< number of its first row span among the tree's (see row_wmax)
+  int node = 1;        ///< the tree node (heap numbering) whose seeds the block holds
   int quad_levels = 1; ///< levels of its quads (see quad_columns), the top one a single quad
 
   /// Cells of the block, padding included.
@@ -615,7 +614,8 @@ void compute_quad_bounds(ExecutionSpace const& space, SeedTree<MemorySpace> cons
     int const end = quad_first_host((l + 1) * nb_blocks);
     Kokkos::parallel_for(
         "sdot::tree::quads", Policy(space, begin, end), KOKKOS_LAMBDA(int q) {
-          int const b = last_at_most(nb_blocks, q, [&](int k) { return t.quad_first(l * nb_blocks + k); });
+          int const b =
+              last_at_most(nb_blocks, q, [&](int k) { return t.quad_first(l * nb_blocks + k); });
           GridBlock const g = t.blocks(b);
           int const in_level = q - t.quad_first(l * nb_blocks + b);
           int const qi = in_level % g.quad_columns(l), qj = in_level / g.quad_columns(l);
@@ -677,8 +677,8 @@ void compute_weight_bounds(ExecutionSpace const& space, SeedTree<MemorySpace>& t
   Kokkos::parallel_for(
       "sdot::tree::row_weights", Policy(space, 0, nb_spans), KOKKOS_LAMBDA(int span) {
         // The span's block: the last whose first span is at most this one.
-        GridBlock const g = blocks(
-            last_at_most(nb_blocks, span, [&](int b) { return blocks(b).first_span; }));
+        GridBlock const g =
+            blocks(last_at_most(nb_blocks, span, [&](int b) { return blocks(b).first_span; }));
         int const in_block = span - g.first_span;
         int const j = in_block / g.spans_per_row();
         int const i = in_block % g.spans_per_row() * row_span_cells;
