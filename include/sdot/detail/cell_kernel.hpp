@@ -208,16 +208,18 @@ KOKKOS_INLINE_FUNCTION bool clip_by_block_quads(Polygon& cell, CellSeed const& s
   GridBlock const g = tree.blocks(block);
   constexpr int max_stack = 128; // ≥ 3 × levels + 1
   int stack_level[max_stack], stack_i[max_stack], stack_j[max_stack];
+  double stack_d2[max_stack]; // the quad's squared distance to the seed, computed when pushed
   int sp = 0;
   stack_level[sp] = g.quad_levels - 1;
   stack_i[sp] = 0;
-  stack_j[sp++] = 0;
+  stack_j[sp] = 0;
+  stack_d2[sp++] = box_distance2(tree.quad(block, g.quad_levels - 1, 0, 0), seed.x, seed.y);
   while (sp > 0) {
     --sp;
     int const level = stack_level[sp], qi = stack_i[sp], qj = stack_j[sp];
     TreeNode const& box = tree.quad(block, level, qi, qj);
     if (box.empty() ||
-        !node_may_cut(box_distance2(box, seed.x, seed.y), seed.w, box.wmax, cell.max_radius2) ||
+        !node_may_cut(stack_d2[sp], seed.w, box.wmax, cell.max_radius2) ||
         !box_may_cut_vertices(cell, seed, box))
       continue;
     if (level == 0) {
@@ -253,7 +255,8 @@ KOKKOS_INLINE_FUNCTION bool clip_by_block_quads(Polygon& cell, CellSeed const& s
     for (int k = 0; k < count && sp < max_stack; ++k) {
       stack_level[sp] = level - 1;
       stack_i[sp] = child_i[k];
-      stack_j[sp++] = child_j[k];
+      stack_j[sp] = child_j[k];
+      stack_d2[sp++] = child_d2[k];
     }
   }
   return false;
