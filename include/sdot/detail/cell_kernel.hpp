@@ -218,8 +218,7 @@ KOKKOS_INLINE_FUNCTION bool clip_by_block_quads(Polygon& cell, CellSeed const& s
     --sp;
     int const level = stack_level[sp], qi = stack_i[sp], qj = stack_j[sp];
     TreeNode const& box = tree.quad(block, level, qi, qj);
-    if (box.empty() ||
-        !node_may_cut(stack_d2[sp], seed.w, box.wmax, cell.max_radius2) ||
+    if (box.empty() || !node_may_cut(stack_d2[sp], seed.w, box.wmax, cell.max_radius2) ||
         !box_may_cut_vertices(cell, seed, box))
       continue;
     if (level == 0) {
