@@ -53,17 +53,17 @@ KOKKOS_INLINE_FUNCTION double box_distance2(TreeNode const& b, double x, double 
 
 /// Whether a seed of `node` may cut the cell, vertex by vertex: a half-plane that cuts a convex
 /// polygon holds one of its vertices, so no seed of the node cuts when, at every vertex v, a
-/// lower bound of the node's power at v exceeds |v − x_i|² − w_i. Two lower bounds, the larger
-/// taken: dist²(v, box) − w_max, and the node's bound along the weights' trend (TreeNode),
-/// tight where the cells lie far from their seeds. Much tighter than the disk of radius R for
-/// a cell still open on one side (a cell at the border of a rank's box) and for cells far from
-/// their seeds.
+/// lower bound of the node's power at v exceeds |v − x_i|² − w_i. The bound: the node's bound
+/// along the weights' trend (TreeNode) where its weights trend (TreeNode::trend), tight where
+/// the cells lie far from their seeds; dist²(v, box) − w_max otherwise (the same bound with a
+/// flat trend, cheaper). Much tighter than the disk of radius R for a cell still open on one
+/// side (a cell at the border of a rank's box) and for cells far from their seeds.
 KOKKOS_INLINE_FUNCTION bool box_may_cut_vertices(Polygon const& cell, CellSeed const& seed,
                                                  TreeNode const& box) {
-  double const x0 = box.xmin - seed.x, x1 = box.xmax - seed.x;
-  double const y0 = box.ymin - seed.y, y1 = box.ymax - seed.y;
-  double const dw = box.wmax - seed.w;
   if (!box.trend) {
+    double const x0 = box.xmin - seed.x, x1 = box.xmax - seed.x;
+    double const y0 = box.ymin - seed.y, y1 = box.ymax - seed.y;
+    double const dw = box.wmax - seed.w;
     for (int k = 0; k < cell.size; ++k) {
       double const vx = cell.x(k), vy = cell.y(k);
       double const dx = loom::compat::max(loom::compat::max(x0 - vx, vx - x1), 0.0);
@@ -88,14 +88,11 @@ KOKKOS_INLINE_FUNCTION bool box_may_cut_vertices(Polygon const& cell, CellSeed c
   double const base = cx * cx + cy * cy + box.smin + seed.w - slack;
   for (int k = 0; k < cell.size; ++k) {
     double const vx = cell.x(k), vy = cell.y(k);
-    double const dx = loom::compat::max(loom::compat::max(x0 - vx, vx - x1), 0.0);
-    double const dy = loom::compat::max(loom::compat::max(y0 - vy, vy - y1), 0.0);
     double const tx = loom::compat::fabs(vx - ax), ty = loom::compat::fabs(vy - ay);
     double const fx = tx <= kx ? -tx * tx : kx * (kx - 2 * tx);
     double const fy = ty <= ky ? -ty * ty : ky * (ky - 2 * ty);
     double const trend = (fx + fy) * inv_kappa - 2 * (vx * cx + vy * cy) + base;
-    // Ties kept: duplicates decide by index.
-    if ((dx * dx + dy * dy - dw <= vx * vx + vy * vy) & !(trend > 0))
+    if (!(trend > 0)) // ties kept: duplicates decide by index
       return true;
   }
   return false;

@@ -141,49 +141,93 @@ KOKKOS_INLINE_FUNCTION void bound_from_parts(TreeNode& node, TreeNode const* par
   node.smin = smin;
 }
 
-/// The bound of a leaf (its box set) from its seeds, visited by `for_each_seed(f)` (f(Seed)):
-/// the least-squares slope (ridge-regularised; none below 3 seeds), κ = 1, smin exact (lowered
-/// for rounding).
-template <class ForEachSeed>
-KOKKOS_INLINE_FUNCTION void bound_from_seeds(TreeNode& leaf, ForEachSeed const& for_each_seed) {
-  double const cx = leaf.centre_x(), cy = leaf.centre_y();
-  double n = 0, sx = 0, sy = 0, sxx = 0, sxy = 0, syy = 0, sw = 0, swx = 0, swy = 0;
-  for_each_seed([&](auto const& p) {
-    double const ex = p.x - cx, ey = p.y - cy, w = p.w;
-    n += 1;
-    sx += ex;
-    sy += ey;
-    sxx += ex * ex;
-    sxy += ex * ey;
-    syy += ey * ey;
-    sw += w;
-    swx += w * ex;
-    swy += w * ey;
-  });
-  leaf.gx = leaf.gy = 0;
-  leaf.kappa = 1;
-  if (n >= 3) {
-    double const mx = sx / n, my = sy / n;
-    double const cxx = sxx / n - mx * mx, cxy = sxy / n - mx * my, cyy = syy / n - my * my;
-    double const ridge = 1e-6 * (cxx + cyy);
-    double const a = cxx + ridge, b = cxy, d = cyy + ridge, det = a * d - b * b;
-    double const bx = swx / n - sw / n * mx, by = swy / n - sw / n * my; // cov(w, e)
-    if (det > 0) {
-      leaf.gx = -(d * bx - b * by) / (2 * det);
-      leaf.gy = -(a * by - b * bx) / (2 * det);
+/// Solves the k × k system a·x = b (k ≤ 4) by Gaussian elimination with partial pivoting, in
+/// place (x in b). Returns false when a pivot vanishes or is not finite.
+KOKKOS_INLINE_FUNCTION bool solve_small_system(double (&a)[4][4], double (&b)[4], int k) {
+  for (int c = 0; c < k; ++c) {
+    int pivot = c;
+    for (int r = c + 1; r < k; ++r)
+      if (loom::compat::fabs(a[r][c]) > loom::compat::fabs(a[pivot][c]))
+        pivot = r;
+    if (!(loom::compat::fabs(a[pivot][c]) > 0 &&
+          loom::compat::fabs(a[pivot][c]) < loom::compat::infinity<double>()))
+      return false;
+    for (int m = 0; m < k; ++m) {
+      double const t = a[c][m];
+      a[c][m] = a[pivot][m];
+      a[pivot][m] = t;
     }
-    if (!(loom::compat::fabs(leaf.gx) + loom::compat::fabs(leaf.gy) <
-          loom::compat::infinity<double>()))
-      leaf.gx = leaf.gy = 0;
+    double const t = b[c];
+    b[c] = b[pivot];
+    b[pivot] = t;
+    for (int r = c + 1; r < k; ++r) {
+      double const f = a[r][c] / a[c][c];
+      for (int m = c; m < k; ++m)
+        a[r][m] -= f * a[c][m];
+      b[r] -= f * b[c];
+    }
   }
+  for (int c = k - 1; c >= 0; --c) {
+    for (int m = c + 1; m < k; ++m)
+      b[c] -= a[c][m] * b[m];
+    b[c] /= a[c][c];
+  }
+  return true;
+}
+
+/// The bound of a node (its box set) from its seeds, visited by `for_each_seed(f)` (f(Seed)):
+/// the weights' trend w ≈ a − 2 g·e − μ |e|² by least squares (ridge-regularised: few seeds
+/// give a flat trend), κ = 1 + μ clamped to [1/16, 10⁴], and smin exact (lowered for
+/// rounding), so that the bound holds whatever the fit. Two passes over the seeds.
+template <class ForEachSeed>
+KOKKOS_INLINE_FUNCTION void bound_from_seeds(TreeNode& node, ForEachSeed const& for_each_seed) {
+  double const cx = node.centre_x(), cy = node.centre_y();
+  // The fit in units of the node's half-size (well scaled whatever the coordinates).
+  double const size = loom::compat::max(node.half_width(), node.half_height());
+  double const unit = size > 0 ? 1 / size : 0;
+  // Normal equations of the basis (1, x, y, x² + y²), x and y in those units.
+  double a[4][4] = {}, b[4] = {};
+  double n = 0;
+  for_each_seed([&](auto const& p) {
+    double const x = (p.x - cx) * unit, y = (p.y - cy) * unit;
+    double const basis[4] = {1, x, y, x * x + y * y};
+    for (int r = 0; r < 4; ++r) {
+      for (int c = r; c < 4; ++c)
+        a[r][c] += basis[r] * basis[c];
+      b[r] += basis[r] * p.w;
+    }
+    n += 1;
+  });
+  node.gx = node.gy = 0;
+  node.kappa = 1;
+  if (n >= 3 && unit > 0) {
+    for (int r = 1; r < 4; ++r) {
+      a[r][r] += 1e-9 * n; // the ridge
+      for (int c = 0; c < r; ++c)
+        a[r][c] = a[c][r];
+    }
+    if (solve_small_system(a, b, 4)) {
+      double const gx = -b[1] * unit / 2, gy = -b[2] * unit / 2, mu = -b[3] * unit * unit;
+      if (loom::compat::fabs(gx) + loom::compat::fabs(gy) + loom::compat::fabs(mu) <
+          loom::compat::infinity<double>()) {
+        node.gx = gx;
+        node.gy = gy;
+        node.kappa = loom::compat::min(loom::compat::max(1 + mu, 1.0 / 16), 1e4);
+      }
+    }
+  }
+  double const mu = node.kappa - 1;
   double smin = loom::compat::infinity<double>();
   for_each_seed([&](auto const& p) {
     double const ex = p.x - cx, ey = p.y - cy, w = p.w;
-    double const slope = 2 * (leaf.gx * ex + leaf.gy * ey);
-    double const scale = loom::compat::fabs(w) + loom::compat::fabs(slope);
-    smin = loom::compat::min(smin, -w - slope - 4 * loom::compat::epsilon<double>() * scale);
+    double const slope = 2 * (node.gx * ex + node.gy * ey);
+    double const curve = mu * (ex * ex + ey * ey);
+    double const scale =
+        loom::compat::fabs(w) + loom::compat::fabs(slope) + loom::compat::fabs(curve);
+    smin =
+        loom::compat::min(smin, -w - slope - curve - 8 * loom::compat::epsilon<double>() * scale);
   });
-  leaf.smin = n > 0 ? smin : -loom::compat::infinity<double>();
+  node.smin = n > 0 ? smin : -loom::compat::infinity<double>();
 }
 
 /// Bounding box, largest weight and number of a set of seeds, gathered one seed or one set at a
@@ -597,8 +641,10 @@ void lay_out_quads(ExecutionSpace const& space, SeedTree<MemorySpace>& tree) {
       Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::tree::quads"), nb_quads);
 }
 
-/// The bounds of the quads of `tree` (laid out), from its seeds: the finest level from the
-/// seeds of its 2 × 2 grid cells, each level above from its 2 × 2 quads below.
+/// The bounds of the quads of `tree` (laid out), level by level from the finest (2 × 2 grid
+/// cells): each quad's box from the quads below, its trend and smin from its own seeds (exact
+/// at every level: bounds drawn from the quads below lose at every level, and the trend of a
+/// cluster's weights is curved).
 template <class ExecutionSpace, class MemorySpace>
 void compute_quad_bounds(ExecutionSpace const& space, SeedTree<MemorySpace> const& tree) {
   using Policy = Kokkos::RangePolicy<ExecutionSpace>;
@@ -619,36 +665,35 @@ void compute_quad_bounds(ExecutionSpace const& space, SeedTree<MemorySpace> cons
           GridBlock const g = t.blocks(b);
           int const in_level = q - t.quad_first(l * nb_blocks + b);
           int const qi = in_level % g.quad_columns(l), qj = in_level / g.quad_columns(l);
+          // The seeds of grid cells [2^(l+1) qi, 2^(l+1) (qi + 1)) × (the same in j): one run
+          // per row.
+          int const span = 2 << l;
+          int const i_begin = span * qi, j_begin = span * qj;
+          int const i_end = loom::compat::min(i_begin + span, g.nx);
+          int const j_end = loom::compat::min(j_begin + span, g.ny);
+          auto const for_each_seed = [&](auto const& f) {
+            for (int j = j_begin; j < j_end; ++j)
+              for (int s = t.cell_begin(g.cell(i_begin, j)); s < t.cell_begin(g.cell(i_end, j));
+                   ++s)
+                f(t.seeds(s));
+          };
           TreeNode box;
           if (l == 0) {
-            // The seeds of grid cells [2qi, 2qi + 2) × [2qj, 2qj + 2): one run per row.
-            int const i_end = loom::compat::min(2 * qi + 2, g.nx);
-            int const j_end = loom::compat::min(2 * qj + 2, g.ny);
-            auto const for_each_seed = [&](auto const& f) {
-              for (int j = 2 * qj; j < j_end; ++j)
-                for (int s = t.cell_begin(g.cell(2 * qi, j)); s < t.cell_begin(g.cell(i_end, j));
-                     ++s)
-                  f(t.seeds(s));
-            };
             NodeStats stats;
             for_each_seed([&](Seed const& p) { stats.add(p); });
             box = stats.node();
-            bound_from_seeds(box, for_each_seed);
           } else {
-            TreeNode parts[4];
-            int count = 0;
-            NodeStats stats;
+            NodeStats stats; // from the quads below
             for (int dj = 0; dj < 2; ++dj)
               for (int di = 0; di < 2; ++di)
                 if (2 * qi + di < g.quad_columns(l - 1) && 2 * qj + dj < g.quad_rows(l - 1)) {
-                  parts[count] = t.quad(b, l - 1, 2 * qi + di, 2 * qj + dj);
-                  TreeNode const& c = parts[count++];
+                  TreeNode const& c = t.quad(b, l - 1, 2 * qi + di, 2 * qj + dj);
                   if (!c.empty())
                     stats.add(NodeStats{c.xmin, c.ymin, c.xmax, c.ymax, c.wmax, 1});
                 }
             box = stats.node();
-            bound_from_parts(box, parts, count);
           }
+          bound_from_seeds(box, for_each_seed);
           box.judge_trend();
           t.quads(q) = box;
         });
