@@ -465,8 +465,10 @@ KOKKOS_INLINE_FUNCTION bool clip_best_first(Polygon& cell, CellSeed const& seed,
 /// before farther ones are looked at (depth first, such a cell would be clipped many times, and
 /// overflow). Every node is pruned by the stopping rule with the cell as it is when the node is
 /// reached. The rest of its own block comes last, row by row, when the cell is final: a cell near
-/// the block's border is first cut by its neighbours across the border. Any other seed (a cell
-/// received from elsewhere) walks the whole tree best first.
+/// the block's border is first cut by its neighbours across the border. A seed whose cell the
+/// weights' trend puts more than a grid step away walks its block's quads instead, then the
+/// other blocks best first. Any other seed (a cell received from elsewhere) walks the whole tree
+/// best first.
 template <class MemorySpace>
 KOKKOS_INLINE_FUNCTION ClipResult clip_by_tree(Polygon& cell, CellSeed const& seed,
                                                SeedTree<MemorySpace> const& tree) {
@@ -483,22 +485,29 @@ KOKKOS_INLINE_FUNCTION ClipResult clip_by_tree(Polygon& cell, CellSeed const& se
   int const block = has_grids ? tree.block_of_slot(seed.tree_slot) : -1;
   int const own =
       has_grids ? tree.blocks(block).node : tree.node_of_slot(seed.tree_slot, tree.depth);
+  // A cell predicted far from its seed (more than a grid step, by the trend of the weights of the
+  // seed's finest quad: its cell lies near x_i + g + μ e_i), as optimal transport gives: its
+  // block through the quads (its cutters are seeds near its own, and the quads are pruned vertex
+  // by vertex, where the near grid cells are walked in a disk about the seed), then the other
+  // blocks best first, each through its quads.
+  if (has_grids) {
+    GridBlock const g = tree.blocks(block);
+    TreeNode const& q = tree.quad(block, 0, g.column(seed.x) / 2, g.row(seed.y) / 2);
+    double const mu = q.kappa - 1;
+    double const dx = q.gx + mu * (seed.x - q.centre_x());
+    double const dy = q.gy + mu * (seed.y - q.centre_y());
+    if (q.trend && dx * dx + dy * dy > g.h * g.h) {
+      if (!clip_by_block_quads(cell, seed, tree, block, result))
+        clip_best_first(cell, seed, tree, own, -1, result);
+      return result;
+    }
+  }
   bool rest_in_reach = false;
   if (has_grids ? clip_by_block_near(cell, seed, tree, block, rest_in_reach, result)
                 : clip_by_leaf(cell, seed, tree, own, result))
     return result;
   double const h = has_grids ? tree.blocks(block).h : 0;
   double const settled_r2 = 16 * h * h;
-  // A cell displaced from its seed by more than a grid step, in a block whose weights trend (as
-  // optimal transport gives): the rest of its block through the quads first (its cutters are seeds
-  // near its own), then the other blocks best first, each block through its quads.
-  double const off_x = (cell.xmin + cell.xmax) / 2, off_y = (cell.ymin + cell.ymax) / 2;
-  if (has_grids && tree.nodes(own).trend && off_x * off_x + off_y * off_y > h * h) {
-    if (rest_in_reach && clip_by_block_quads(cell, seed, tree, block, result, true))
-      return result;
-    clip_best_first(cell, seed, tree, own, -1, result);
-    return result;
-  }
   if (cell.max_radius2 <= settled_r2) {
     for (int node = own; node > 1; node /= 2)
       if (clip_by_subtree(cell, seed, tree, node ^ 1, result))

@@ -178,9 +178,21 @@ KOKKOS_INLINE_FUNCTION bool solve_small_system(double (&a)[4][4], double (&b)[4]
 /// The bound of a node (its box set) from its seeds, visited by `for_each_seed(f)` (f(Seed)):
 /// the weights' trend w ≈ a − 2 g·e − μ |e|² by least squares (ridge-regularised: few seeds
 /// give a flat trend), κ = 1 + μ clamped to [1/16, 10⁴], and smin exact (lowered for
-/// rounding), so that the bound holds whatever the fit. Two passes over the seeds.
+/// rounding), so that the bound holds whatever the fit. A node whose weights span less than
+/// (h_x + h_y)²/16 (flat: the box bound is then within that of the exact powers) keeps the box
+/// bound (g = 0, κ = 1, smin = −wmax) without a fit. Its box and wmax set; one pass over the
+/// seeds for a flat node, three otherwise.
 template <class ForEachSeed>
 KOKKOS_INLINE_FUNCTION void bound_from_seeds(TreeNode& node, ForEachSeed const& for_each_seed) {
+  double wmin = loom::compat::infinity<double>();
+  for_each_seed([&](auto const& p) { wmin = loom::compat::min(wmin, p.w); });
+  double const span = node.half_width() + node.half_height();
+  node.gx = node.gy = 0;
+  node.kappa = 1;
+  if (!(node.wmax - wmin > span * span / 16)) {
+    node.smin = wmin <= node.wmax ? -node.wmax : -loom::compat::infinity<double>(); // none: empty
+    return;
+  }
   double const cx = node.centre_x(), cy = node.centre_y();
   // The fit in units of the node's half-size (well scaled whatever the coordinates).
   double const size = loom::compat::max(node.half_width(), node.half_height());
@@ -198,8 +210,6 @@ KOKKOS_INLINE_FUNCTION void bound_from_seeds(TreeNode& node, ForEachSeed const& 
     }
     n += 1;
   });
-  node.gx = node.gy = 0;
-  node.kappa = 1;
   if (n >= 3 && unit > 0) {
     for (int r = 1; r < 4; ++r) {
       a[r][r] += 1e-9 * n; // the ridge
