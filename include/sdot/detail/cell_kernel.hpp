@@ -75,23 +75,24 @@ KOKKOS_INLINE_FUNCTION bool box_may_cut_vertices(Polygon const& cell, CellSeed c
   }
   // The trend bound at v (relative to the seed; c the box's centre relative to the seed,
   // a = c + g, t = |v − a| per axis): Σ φ(t)/κ − 2 v·c + |c|² + smin + w_i > 0 rules the node
-  // out, with φ(t) = max(t − κh, 0)² − t² (κ dist²((v − a)/κ, box − c) − |v − a|²/κ); within
-  // `slack` it does not (rounding).
+  // out, with φ(t) = max(t − κh, 0)² − t² per axis (κ dist²((v − a)/κ, [−h, h]) − (v − a)²/κ);
+  // within `slack` it does not (rounding).
   double const cx = box.centre_x() - seed.x, cy = box.centre_y() - seed.y;
   double const ax = cx + box.gx, ay = cy + box.gy;
-  double const kx = box.kappa * box.half_width(), ky = box.kappa * box.half_height();
-  double const inv_kappa = 1 / box.kappa;
+  double const kx = box.kappa_x * box.half_width(), ky = box.kappa_y * box.half_height();
+  double const inv_kappa_x = 1 / box.kappa_x, inv_kappa_y = 1 / box.kappa_y;
   double const size = loom::compat::fabs(ax) + loom::compat::fabs(ay) + loom::compat::fabs(cx) +
                       loom::compat::fabs(cy) + kx + ky;
-  double const slack = 1e-12 * ((1 + inv_kappa) * (size * size + 4 * cell.max_radius2) +
-                                loom::compat::fabs(box.smin) + loom::compat::fabs(seed.w));
+  double const slack =
+      1e-12 * ((1 + inv_kappa_x + inv_kappa_y) * (size * size + 4 * cell.max_radius2) +
+               loom::compat::fabs(box.smin) + loom::compat::fabs(seed.w));
   double const base = cx * cx + cy * cy + box.smin + seed.w - slack;
   for (int k = 0; k < cell.size; ++k) {
     double const vx = cell.x(k), vy = cell.y(k);
     double const tx = loom::compat::fabs(vx - ax), ty = loom::compat::fabs(vy - ay);
     double const fx = tx <= kx ? -tx * tx : kx * (kx - 2 * tx);
     double const fy = ty <= ky ? -ty * ty : ky * (ky - 2 * ty);
-    double const trend = (fx + fy) * inv_kappa - 2 * (vx * cx + vy * cy) + base;
+    double const trend = fx * inv_kappa_x + fy * inv_kappa_y - 2 * (vx * cx + vy * cy) + base;
     if (!(trend > 0)) // ties kept: duplicates decide by index
       return true;
   }
@@ -197,11 +198,12 @@ KOKKOS_INLINE_FUNCTION bool clip_by_subtree(Polygon& cell, CellSeed const& seed,
 /// depth first from the top quad, nearest child first, each quad pruned by the stopping rule
 /// with the cell as it is when the quad is reached; a quad of the finest level clips by the
 /// seeds of its 2 × 2 grid cells. Square nodes whose bounds follow the weights' trend: the
-/// search for a cell far from its seed. Returns true when the walk must stop.
+/// search for a cell far from its seed. `top_passed`: the top quad (whose bound is the block
+/// node's) has passed the stopping rule already. Returns true when the walk must stop.
 template <class MemorySpace>
-KOKKOS_INLINE_FUNCTION bool clip_by_block_quads(Polygon& cell, CellSeed const& seed,
-                                                SeedTree<MemorySpace> const& tree, int block,
-                                                ClipResult& result, bool revisit = false) {
+KOKKOS_INLINE_FUNCTION bool
+clip_by_block_quads(Polygon& cell, CellSeed const& seed, SeedTree<MemorySpace> const& tree,
+                    int block, ClipResult& result, bool revisit = false, bool top_passed = false) {
   GridBlock const g = tree.blocks(block);
   constexpr int max_stack = 128; // ≥ 3 × levels + 1
   int stack_level[max_stack], stack_i[max_stack], stack_j[max_stack];
@@ -215,8 +217,10 @@ KOKKOS_INLINE_FUNCTION bool clip_by_block_quads(Polygon& cell, CellSeed const& s
     --sp;
     int const level = stack_level[sp], qi = stack_i[sp], qj = stack_j[sp];
     TreeNode const& box = tree.quad(block, level, qi, qj);
-    if (box.empty() || !node_may_cut(stack_d2[sp], seed.w, box.wmax, cell.max_radius2) ||
-        !box_may_cut_vertices(cell, seed, box))
+    bool const tested = top_passed && level == g.quad_levels - 1;
+    if (!tested &&
+        (box.empty() || !node_may_cut(stack_d2[sp], seed.w, box.wmax, cell.max_radius2) ||
+         !box_may_cut_vertices(cell, seed, box)))
       continue;
     if (level == 0) {
       int const i_end = loom::compat::min(2 * qi + 2, g.nx);
@@ -431,7 +435,7 @@ KOKKOS_INLINE_FUNCTION bool clip_best_first(Polygon& cell, CellSeed const& seed,
         !box_may_cut_vertices(cell, seed, node_box))
       continue;
     if (node_box.block >= 0) { // a block: its quads, square, where its nodes are runs of rows
-      if (clip_by_block_quads(cell, seed, tree, node_box.block, result))
+      if (clip_by_block_quads(cell, seed, tree, node_box.block, result, false, true))
         return true;
       continue;
     }
@@ -486,16 +490,15 @@ KOKKOS_INLINE_FUNCTION ClipResult clip_by_tree(Polygon& cell, CellSeed const& se
   int const own =
       has_grids ? tree.blocks(block).node : tree.node_of_slot(seed.tree_slot, tree.depth);
   // A cell predicted far from its seed (more than a grid step, by the trend of the weights of the
-  // seed's finest quad: its cell lies near x_i + g + μ e_i), as optimal transport gives: its
-  // block through the quads (its cutters are seeds near its own, and the quads are pruned vertex
-  // by vertex, where the near grid cells are walked in a disk about the seed), then the other
-  // blocks best first, each through its quads.
+  // seed's finest quad: its cell lies near x_i + g + μ e_i per axis), as optimal transport gives:
+  // its block through the quads (its cutters are seeds near its own, and the quads are pruned
+  // vertex by vertex, where the near grid cells are walked in a disk about the seed), then the
+  // other blocks best first, each through its quads.
   if (has_grids) {
     GridBlock const g = tree.blocks(block);
     TreeNode const& q = tree.quad(block, 0, g.column(seed.x) / 2, g.row(seed.y) / 2);
-    double const mu = q.kappa - 1;
-    double const dx = q.gx + mu * (seed.x - q.centre_x());
-    double const dy = q.gy + mu * (seed.y - q.centre_y());
+    double const dx = q.gx + (q.kappa_x - 1) * (seed.x - q.centre_x());
+    double const dy = q.gy + (q.kappa_y - 1) * (seed.y - q.centre_y());
     if (q.trend && dx * dx + dy * dy > g.h * g.h) {
       if (!clip_by_block_quads(cell, seed, tree, block, result))
         clip_best_first(cell, seed, tree, own, -1, result);

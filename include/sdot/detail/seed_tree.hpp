@@ -28,27 +28,30 @@ struct Seed {
 
 /// A node of the tree: the bounding box of its seeds, their largest weight, and a second lower
 /// bound of their power that follows the trend of the weights. With c the box's centre,
-/// e_j = x_j − c, a slope g and a curvature κ = 1 + μ > 0 (the weights' trend: w_j ≈
-/// a − 2 g·e_j − μ |e_j|²), every seed j of the node has s_j = −w_j − 2 g·e_j − μ |e_j|² ≥ smin,
-/// so that the power of a point p = c + u over the node is
-///   |p − x_j|² − w_j = κ |e_j − (u − g)/κ|² + |u|² − |u − g|²/κ + s_j
-///                    ≥ κ dist²((u − g)/κ, box − c) + |u|² − |u − g|²/κ + smin.
+/// e_j = x_j − c, a slope g and a curvature κ = 1 + μ > 0 per axis (the weights' trend: w_j ≈
+/// a − 2 g·e_j − Σ_a μ_a e_ja²), every seed j of the node has
+/// s_j = −w_j − 2 g·e_j − Σ_a μ_a e_ja² ≥ smin, so that the power of a point p = c + u over the
+/// node is, axis by axis (a = x, y),
+///   |p − x_j|² − w_j = Σ_a [κ_a (e_ja − (u_a − g_a)/κ_a)² + u_a² − (u_a − g_a)²/κ_a] + s_j
+///                    ≥ Σ_a [κ_a dist²((u_a − g_a)/κ_a, [−h_a, h_a]) + u_a² − (u_a − g_a)²/κ_a]
+///                      + smin.
 /// With g = 0, κ = 1 and smin = −wmax this is the box bound dist²(p, box) − wmax; where the
 /// weights trend (optimal transport: cells far from their seeds, bunched seeds whose cells
 /// spread) it is much tighter near c + g, where the node's cells lie. smin = −∞: no such bound.
 struct TreeNode {
   double xmin, ymin, xmax, ymax, wmax;
-  double gx = 0, gy = 0, kappa = 1, smin = -loom::compat::infinity<double>();
+  double gx = 0, gy = 0, kappa_x = 1, kappa_y = 1, smin = -loom::compat::infinity<double>();
   int block = -1; ///< the block (number in SeedTree::blocks) whose node this is, or -1
   /// Whether the bound along the trend is worth testing: the node's cells lie more than a
-  /// quarter of its size away from its seeds (|g| + |μ| (h_x + h_y) > (h_x + h_y) / 4);
+  /// quarter of its size away from its seeds (|g| + (|μ_x| + |μ_y|) (h_x + h_y) > (h_x + h_y) / 4);
   /// otherwise the box bound alone is tested.
   int trend = 0;
 
   /// Sets `trend` from g and κ (see there).
   KOKKOS_INLINE_FUNCTION void judge_trend() {
     double const size = half_width() + half_height();
-    trend = loom::compat::fabs(gx) + loom::compat::fabs(gy) + loom::compat::fabs(kappa - 1) * size >
+    trend = loom::compat::fabs(gx) + loom::compat::fabs(gy) +
+                    (loom::compat::fabs(kappa_x - 1) + loom::compat::fabs(kappa_y - 1)) * size >
                 size / 4 &&
             smin > -loom::compat::infinity<double>();
   }
@@ -81,15 +84,17 @@ KOKKOS_INLINE_FUNCTION double smin_from_part(TreeNode const& parent, TreeNode co
     return -loom::compat::infinity<double>();
   double const dx = child.centre_x() - parent.centre_x();
   double const dy = child.centre_y() - parent.centre_y();
-  double const mu = parent.kappa - 1, alpha = child.kappa - parent.kappa;
+  // The parent's curvature is the same along both axes (bound_from_parts).
+  double const mu = parent.kappa_x - 1;
+  double const alpha_x = child.kappa_x - parent.kappa_x, alpha_y = child.kappa_y - parent.kappa_x;
   double const kx = child.gx - parent.gx - mu * dx, ky = child.gy - parent.gy - mu * dy;
-  double const spread = least_of_quadratic(alpha, kx, child.half_width()) +
-                        least_of_quadratic(alpha, ky, child.half_height());
+  double const spread = least_of_quadratic(alpha_x, kx, child.half_width()) +
+                        least_of_quadratic(alpha_y, ky, child.half_height());
   double const shift = 2 * (parent.gx * dx + parent.gy * dy) + mu * (dx * dx + dy * dy);
   double const h2 =
       child.half_width() * child.half_width() + child.half_height() * child.half_height();
   double const scale = loom::compat::fabs(child.smin) + loom::compat::fabs(shift) +
-                       loom::compat::fabs(alpha) * h2 +
+                       (loom::compat::fabs(alpha_x) + loom::compat::fabs(alpha_y)) * h2 +
                        2 * (loom::compat::fabs(kx) * child.half_width() +
                             loom::compat::fabs(ky) * child.half_height());
   return child.smin + spread - shift - 8 * loom::compat::epsilon<double>() * scale;
@@ -111,7 +116,7 @@ KOKKOS_INLINE_FUNCTION void bound_from_parts(TreeNode& node, TreeNode const* par
       ++used;
     }
   node.gx = node.gy = 0;
-  node.kappa = 1;
+  node.kappa_x = node.kappa_y = 1;
   node.smin = -loom::compat::infinity<double>();
   if (used == 0)
     return;
@@ -128,8 +133,8 @@ KOKKOS_INLINE_FUNCTION void bound_from_parts(TreeNode& node, TreeNode const* par
     }
   double mu = scc > 0 ? sgc / scc : 0;
   mu = mu == mu ? mu : 0;
-  node.kappa = loom::compat::min(loom::compat::max(1 + mu, 1.0 / 16), 1e4);
-  mu = node.kappa - 1;
+  node.kappa_x = node.kappa_y = loom::compat::min(loom::compat::max(1 + mu, 1.0 / 16), 1e4);
+  mu = node.kappa_x - 1;
   node.gx = mgx - mu * mcx;
   node.gy = mgy - mu * mcy;
   if (!(loom::compat::fabs(node.gx) + loom::compat::fabs(node.gy) <
@@ -141,9 +146,10 @@ KOKKOS_INLINE_FUNCTION void bound_from_parts(TreeNode& node, TreeNode const* par
   node.smin = smin;
 }
 
-/// Solves the k × k system a·x = b (k ≤ 4) by Gaussian elimination with partial pivoting, in
-/// place (x in b). Returns false when a pivot vanishes or is not finite.
-KOKKOS_INLINE_FUNCTION bool solve_small_system(double (&a)[4][4], double (&b)[4], int k) {
+/// Solves the k × k system a·x = b by Gaussian elimination with partial pivoting, in place (x in
+/// b). Returns false when a pivot vanishes or is not finite.
+template <int k>
+KOKKOS_INLINE_FUNCTION bool solve_small_system(double (&a)[k][k], double (&b)[k]) {
   for (int c = 0; c < k; ++c) {
     int pivot = c;
     for (int r = c + 1; r < k; ++r)
@@ -176,20 +182,21 @@ KOKKOS_INLINE_FUNCTION bool solve_small_system(double (&a)[4][4], double (&b)[4]
 }
 
 /// The bound of a node (its box set) from its seeds, visited by `for_each_seed(f)` (f(Seed)):
-/// the weights' trend w ≈ a − 2 g·e − μ |e|² by least squares (ridge-regularised: few seeds
-/// give a flat trend), κ = 1 + μ clamped to [1/16, 10⁴], and smin exact (lowered for
-/// rounding), so that the bound holds whatever the fit. A node whose weights span less than
-/// (h_x + h_y)²/16 (flat: the box bound is then within that of the exact powers) keeps the box
-/// bound (g = 0, κ = 1, smin = −wmax) without a fit. Its box and wmax set; one pass over the
-/// seeds for a flat node, three otherwise.
+/// the weights' trend w ≈ a − 2 g·e − μ_x e_x² − μ_y e_y² by least squares (ridge-regularised:
+/// few seeds give a flat trend), κ_a = 1 + μ_a clamped to [1/16, 10⁴], and smin exact (lowered
+/// for rounding), so that the bound holds whatever the fit. A node whose weights span less than
+/// (h_x + h_y)²/4 keeps the box bound (g = 0, κ = 1, smin = −wmax) without a fit: a trend that
+/// TreeNode::judge_trend counts (|g| > (h_x + h_y)/4) spans about twice that, and a fit to
+/// weights spread at random at that scale (few seeds, say) would only be noise. Its box and
+/// wmax set; one pass over the seeds for a flat node, three otherwise.
 template <class ForEachSeed>
 KOKKOS_INLINE_FUNCTION void bound_from_seeds(TreeNode& node, ForEachSeed const& for_each_seed) {
   double wmin = loom::compat::infinity<double>();
   for_each_seed([&](auto const& p) { wmin = loom::compat::min(wmin, p.w); });
   double const span = node.half_width() + node.half_height();
   node.gx = node.gy = 0;
-  node.kappa = 1;
-  if (!(node.wmax - wmin > span * span / 16)) {
+  node.kappa_x = node.kappa_y = 1;
+  if (!(node.wmax - wmin > span * span / 4)) {
     node.smin = wmin <= node.wmax ? -node.wmax : -loom::compat::infinity<double>(); // none: empty
     return;
   }
@@ -197,43 +204,47 @@ KOKKOS_INLINE_FUNCTION void bound_from_seeds(TreeNode& node, ForEachSeed const& 
   // The fit in units of the node's half-size (well scaled whatever the coordinates).
   double const size = loom::compat::max(node.half_width(), node.half_height());
   double const unit = size > 0 ? 1 / size : 0;
-  // Normal equations of the basis (1, x, y, x² + y²), x and y in those units.
-  double a[4][4] = {}, b[4] = {};
+  // Normal equations of the basis (1, x, y, x², y²), x and y in those units.
+  constexpr int terms = 5;
+  double a[terms][terms] = {}, b[terms] = {};
   double n = 0;
   for_each_seed([&](auto const& p) {
     double const x = (p.x - cx) * unit, y = (p.y - cy) * unit;
-    double const basis[4] = {1, x, y, x * x + y * y};
-    for (int r = 0; r < 4; ++r) {
-      for (int c = r; c < 4; ++c)
+    double const basis[terms] = {1, x, y, x * x, y * y};
+    for (int r = 0; r < terms; ++r) {
+      for (int c = r; c < terms; ++c)
         a[r][c] += basis[r] * basis[c];
       b[r] += basis[r] * p.w;
     }
     n += 1;
   });
   if (n >= 3 && unit > 0) {
-    for (int r = 1; r < 4; ++r) {
+    for (int r = 1; r < terms; ++r) {
       a[r][r] += 1e-9 * n; // the ridge
       for (int c = 0; c < r; ++c)
         a[r][c] = a[c][r];
     }
-    if (solve_small_system(a, b, 4)) {
-      double const gx = -b[1] * unit / 2, gy = -b[2] * unit / 2, mu = -b[3] * unit * unit;
-      if (loom::compat::fabs(gx) + loom::compat::fabs(gy) + loom::compat::fabs(mu) <
+    if (solve_small_system(a, b)) {
+      double const gx = -b[1] * unit / 2, gy = -b[2] * unit / 2;
+      double const mu_x = -b[3] * unit * unit, mu_y = -b[4] * unit * unit;
+      if (loom::compat::fabs(gx) + loom::compat::fabs(gy) + loom::compat::fabs(mu_x) +
+              loom::compat::fabs(mu_y) <
           loom::compat::infinity<double>()) {
         node.gx = gx;
         node.gy = gy;
-        node.kappa = loom::compat::min(loom::compat::max(1 + mu, 1.0 / 16), 1e4);
+        node.kappa_x = loom::compat::min(loom::compat::max(1 + mu_x, 1.0 / 16), 1e4);
+        node.kappa_y = loom::compat::min(loom::compat::max(1 + mu_y, 1.0 / 16), 1e4);
       }
     }
   }
-  double const mu = node.kappa - 1;
+  double const mu_x = node.kappa_x - 1, mu_y = node.kappa_y - 1;
   double smin = loom::compat::infinity<double>();
   for_each_seed([&](auto const& p) {
     double const ex = p.x - cx, ey = p.y - cy, w = p.w;
     double const slope = 2 * (node.gx * ex + node.gy * ey);
-    double const curve = mu * (ex * ex + ey * ey);
-    double const scale =
-        loom::compat::fabs(w) + loom::compat::fabs(slope) + loom::compat::fabs(curve);
+    double const curve_x = mu_x * ex * ex, curve_y = mu_y * ey * ey, curve = curve_x + curve_y;
+    double const scale = loom::compat::fabs(w) + loom::compat::fabs(slope) +
+                         loom::compat::fabs(curve_x) + loom::compat::fabs(curve_y);
     smin =
         loom::compat::min(smin, -w - slope - curve - 8 * loom::compat::epsilon<double>() * scale);
   });
@@ -773,7 +784,8 @@ void compute_weight_bounds(ExecutionSpace const& space, SeedTree<MemorySpace>& t
       TreeNode const& top = t.quad(b, t.blocks(b).quad_levels - 1, 0, 0);
       box.gx = top.gx;
       box.gy = top.gy;
-      box.kappa = top.kappa;
+      box.kappa_x = top.kappa_x;
+      box.kappa_y = top.kappa_y;
       box.smin = top.smin;
     }
     box.judge_trend();
