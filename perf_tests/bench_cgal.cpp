@@ -134,7 +134,9 @@ void cgal_regular_triangulation(benchmark::State& state, std::string const& kind
   int const n = static_cast<int>(state.range(0));
   {
     // The two must compute the same thing: checked on a small cloud of the same kind.
-    auto const small = sdot_bench::make_cloud(kind, 3000);
+    sdot_test::Cloud small;
+    if (!sdot_bench::make_cloud_or_skip(state, kind, 3000, small))
+      return;
     auto const a = cgal_areas(small), b = sdot_areas(small);
     for (std::size_t i = 0; i < a.size(); ++i)
       if (!(std::fabs(a[i] - b[i]) <= 1e-9)) {
@@ -144,7 +146,9 @@ void cgal_regular_triangulation(benchmark::State& state, std::string const& kind
         return;
       }
   }
-  auto const cloud = sdot_bench::make_cloud(kind, n);
+  sdot_test::Cloud cloud;
+  if (!sdot_bench::make_cloud_or_skip(state, kind, n, cloud))
+    return;
   {
     sdot_bench::MemoryProbe probe;
     benchmark::DoNotOptimize(cgal_areas(cloud).data());

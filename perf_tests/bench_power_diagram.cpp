@@ -40,7 +40,9 @@ void diagram_counters(benchmark::State& state, sdot::PowerDiagram<Space>& diagra
 
 void sdot_power_diagram(benchmark::State& state, std::string const& kind) {
   int const n = static_cast<int>(state.range(0));
-  auto const cloud = sdot_bench::make_cloud(kind, n);
+  sdot_test::Cloud cloud;
+  if (!sdot_bench::make_cloud_or_skip(state, kind, n, cloud))
+    return;
   auto const positions = sdot_test::positions_view<Space::memory_space>(cloud);
   auto const weights = sdot_test::weights_view<Space::memory_space>(cloud);
   auto const domain = sdot_bench::unit_square();
