@@ -273,18 +273,24 @@ private:
     return counts;
   }
 
+  /// The domain polygon into the memory space, through host mirrors of the device Views (their
+  /// layout, whatever the backend's default: LayoutLeft on CUDA).
   void upload_domain() {
-    auto vertices_host = Kokkos::View<double* [2], Kokkos::HostSpace>("sdot::domain::vertices",
-                                                                      domain_.vertices.size());
-    auto labels_host =
-        Kokkos::View<int*, Kokkos::HostSpace>("sdot::domain::labels", domain_.vertices.size());
-    for (std::size_t k = 0; k < domain_.vertices.size(); ++k) {
+    std::size_t const n = domain_.vertices.size();
+    domain_vertices_ = decltype(domain_vertices_)(
+        Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::domain::vertices"), n);
+    domain_labels_ = decltype(domain_labels_)(
+        Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::domain::labels"), n);
+    auto vertices_host = Kokkos::create_mirror_view(domain_vertices_);
+    auto labels_host = Kokkos::create_mirror_view(domain_labels_);
+    for (std::size_t k = 0; k < n; ++k) {
       vertices_host(k, 0) = domain_.vertices[k][0];
       vertices_host(k, 1) = domain_.vertices[k][1];
       labels_host(k) = detail::boundary_label(domain_.edge_half_space[k]);
     }
-    domain_vertices_ = Kokkos::create_mirror_view_and_copy(space_, vertices_host);
-    domain_labels_ = Kokkos::create_mirror_view_and_copy(space_, labels_host);
+    Kokkos::deep_copy(space_, domain_vertices_, vertices_host);
+    Kokkos::deep_copy(space_, domain_labels_, labels_host);
+    space_.fence();
   }
 
   void check_options() const {

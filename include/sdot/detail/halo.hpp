@@ -78,6 +78,38 @@ inline double global_min(loom::Ranks const& ranks, double partial) {
   return *std::min_element(all.begin(), all.end());
 }
 
+/// Writes into `extended_columns` the row of each global column of `global_columns` in an
+/// extended vector (see Halo): j − begin for a row [begin, end) of this process, and
+/// (end − begin) + its slot in `remote_columns` (sorted) for a halo row. A free function: CUDA
+/// forbids device lambdas in constructors.
+template <class ExecutionSpace, class MemorySpace>
+void number_extended_columns(ExecutionSpace const& space,
+                             Kokkos::View<int const*, MemorySpace> global_columns, int begin,
+                             int end, Kokkos::View<int const*, MemorySpace> remote_columns,
+                             Kokkos::View<int*, MemorySpace> extended_columns) {
+  int const local_size = end - begin;
+  int const nremote = static_cast<int>(remote_columns.extent(0));
+  Kokkos::parallel_for(
+      "sdot::Halo::extended_columns",
+      Kokkos::RangePolicy<ExecutionSpace>(space, 0, global_columns.extent(0)),
+      KOKKOS_LAMBDA(int e) {
+        int const j = global_columns(e);
+        if (j >= begin && j < end) {
+          extended_columns(e) = j - begin;
+        } else {
+          int lo = 0, hi = nremote; // first slot with remote_columns(slot) >= j
+          while (lo < hi) {
+            int const mid = (lo + hi) / 2;
+            if (remote_columns(mid) < j)
+              lo = mid + 1;
+            else
+              hi = mid;
+          }
+          extended_columns(e) = local_size + lo;
+        }
+      });
+}
+
 /// The rows owned by other processes that this process's matrix references ("halo"), and how
 /// to bring them. A vector with halo (an "extended" vector) has n_local + size() rows: this
 /// process's rows, then the halo rows in increasing global order.
@@ -100,10 +132,8 @@ public:
        Kokkos::View<int*, memory_space> extended_columns)
       : ranks_(ranks), local_size_(blocks.local_size()) {
     loom::compat::ScopedRegion region("sdot::Halo::build");
-    using Policy = Kokkos::RangePolicy<ExecutionSpace>;
     int const n = static_cast<int>(global_columns.extent(0));
     int const begin = static_cast<int>(blocks.begin()), end = static_cast<int>(blocks.end());
-    int const local_size = end - begin;
     // Remote columns, unique and sorted: they are grouped by owner since blocks are ordered.
     std::vector<int> remote;
     if (blocks.process_count() > 1) {
@@ -123,25 +153,9 @@ public:
       Kokkos::deep_copy(space, remote_columns_, h);
       space.fence();
     }
-    auto remote_d = remote_columns_;
-    int const nremote = static_cast<int>(remote.size());
-    Kokkos::parallel_for(
-        "sdot::Halo::extended_columns", Policy(space, 0, n), KOKKOS_LAMBDA(int e) {
-          int const j = global_columns(e);
-          if (j >= begin && j < end) {
-            extended_columns(e) = j - begin;
-          } else {
-            int lo = 0, hi = nremote; // first slot with remote(slot) >= j
-            while (lo < hi) {
-              int mid = (lo + hi) / 2;
-              if (remote_d(mid) < j)
-                lo = mid + 1;
-              else
-                hi = mid;
-            }
-            extended_columns(e) = local_size + lo;
-          }
-        });
+    number_extended_columns(space, global_columns, begin, end,
+                            Kokkos::View<int const*, memory_space>(remote_columns_),
+                            extended_columns);
     int const P = blocks.process_count();
     recv_counts_.assign(P, 0);
     send_counts_.assign(P, 0);
