@@ -5,13 +5,14 @@
 // positions with the weights that solve the optimal transport problem towards uniform target
 // masses (each cell 1/N of the square). Those weights are solved once and kept in
 // SDOT_BENCHMARK_WEIGHTS_DIR (a folder of the build tree; the environment variable of that
-// name overrides it), as <cloud>-<N>.bin: N doubles in the input order.
+// name overrides it), as <cloud>-<N>-<hash of the positions>.bin: N doubles in the input order.
 #include <clouds.hpp>
 #include <sdot/power_diagram.hpp>
 #ifdef SDOT_ENABLE_KOKKOS_KERNELS
 #include <sdot/optimal_transport.hpp>
 #endif
 
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -45,11 +46,24 @@ inline std::string weights_folder() {
 #endif
 }
 
+/// A 64-bit FNV-1a hash of the positions' bytes, in hexadecimal: kept weights name the positions
+/// they solve, so that a changed cloud generator never reads another cloud's weights.
+inline std::string positions_hash(sdot_test::Cloud const& cloud) {
+  std::uint64_t h = 14695981039346656037ull;
+  auto const* bytes = reinterpret_cast<unsigned char const*>(cloud.x.data());
+  for (std::size_t k = 0; k < cloud.x.size() * sizeof(cloud.x[0]); ++k)
+    h = (h ^ bytes[k]) * 1099511628211ull;
+  char text[17];
+  std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(h));
+  return text;
+}
+
 /// The weights of the optimal transport from `cloud` (its positions) to uniform masses on the
 /// unit square: read from the folder of weights, else solved from zero weights and kept there.
 inline std::vector<double> transport_weights(std::string const& kind, sdot_test::Cloud cloud) {
   int const n = static_cast<int>(cloud.x.size());
-  std::string const path = weights_folder() + "/" + kind + "-" + std::to_string(n) + ".bin";
+  std::string const path = weights_folder() + "/" + kind + "-" + std::to_string(n) + "-" +
+                           positions_hash(cloud) + ".bin";
   std::vector<double> w(n);
   if (std::FILE* file = std::fopen(path.c_str(), "rb")) {
     bool const read = std::fread(w.data(), sizeof(double), n, file) == std::size_t(n);
