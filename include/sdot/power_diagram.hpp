@@ -14,10 +14,14 @@
 
 #include <Kokkos_Timer.hpp>
 
+#include <cmath>
+#include <cstdint>
 #include <limits>
 #include <map>
 #include <memory>
 #include <optional>
+#include <sstream>
+#include <stdexcept>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -325,8 +329,45 @@ private:
       compute_one_box();
     else
       compute_travelling();
+    check_cells();
     statistics_.seconds["total"] = total.seconds();
     computed_ = true;
+  }
+
+  /// Never a silent wrong result (collective): a measure or centroid that is not finite, or
+  /// measures that do not add up to the domain's area (seeds or weights beyond what double
+  /// precision resolves at the domain's scale: seeds ~1e150 away from a unit domain), throw
+  /// std::runtime_error on every process. A diagram abandoned early (abandon_below), or one
+  /// without seeds, is not checked.
+  void check_cells() {
+    if (statistics_.abandoned)
+      return;
+    auto const check = detail::check_cells(space_, outputs_.measures, outputs_.centroids);
+    bool const bad = check.first_non_finite < static_cast<int>(outputs_.measures.extent(0));
+    auto const all = ranks_.allgather(std::vector<double>{
+        check.sum, bad ? double(first_global_index_ + check.first_non_finite) : -1.0, check.value,
+        double(outputs_.measures.extent(0))});
+    double sum = 0, seeds = 0; // in process order: the same bits on every process
+    for (int p = 0; p < ranks_.process_count(); ++p) {
+      sum += all[4 * p];
+      seeds += all[4 * p + 3];
+      if (all[4 * p + 1] >= 0) {
+        std::ostringstream msg;
+        msg << "sdot::PowerDiagram: the cell of seed " << std::int64_t(all[4 * p + 1])
+            << " has a measure or centroid that is not finite (measure " << all[4 * p + 2]
+            << "): its seed or weight is beyond what double precision can compute at this "
+               "domain's scale";
+        throw std::runtime_error(msg.str());
+      }
+    }
+    if (seeds > 0 && !(std::fabs(sum - domain_.area) <= 1e-6 * domain_.area)) {
+      std::ostringstream msg;
+      msg << "sdot::PowerDiagram: the cells' measures add up to " << sum
+          << " instead of the domain's area " << domain_.area
+          << ": the seeds' coordinates or weights are beyond what double precision resolves at "
+             "this domain's scale";
+      throw std::runtime_error(msg.str());
+    }
   }
 
   void compute_one_box() {

@@ -451,6 +451,36 @@ TEST(PowerDiagram, CellPolygons) {
   }
 }
 
+TEST(PowerDiagram, SeedsBeyondDoublePrecisionAreReportedNotComputedWrong) {
+  // Seeds ~1e150 and ~1e160 away from the unit square: the cells cannot be computed in double
+  // (the square vanishes next to the seeds' coordinates, or squared distances overflow). The
+  // measures must not come back wrong: an error naming the problem, at 1 and 8 boxes.
+  for (double scale : {1e150, 1e160})
+    for (int boxes : {1, 8}) {
+      auto far = uniform_cloud(100, 0, 16);
+      for (auto& x : far.x) {
+        x[0] = scale * (1 + x[0]);
+        x[1] = scale * (1 + x[1]);
+      }
+      sdot::PowerDiagramOptions options;
+      options.nb_boxes = boxes;
+      sdot::PowerDiagram<> pd(positions_view(far), weights_view(far), unit_square(), options);
+      try {
+        auto const m = to_vector(pd.measures());
+        double sum = 0;
+        for (double v : m)
+          sum += v;
+        EXPECT_NEAR(sum, 1, 1e-9) << "scale " << scale << ", " << boxes << " boxes";
+      } catch (std::runtime_error const& e) {
+        EXPECT_NE(std::string(e.what()).find("double precision"), std::string::npos) << e.what();
+      }
+    }
+  // Near seeds still compute, and their measures add up to the domain's area.
+  auto near = uniform_cloud(100, 0, 17);
+  sdot::PowerDiagram<> pd(positions_view(near), weights_view(near), unit_square());
+  EXPECT_NO_THROW(pd.measures());
+}
+
 TEST(PowerDiagram, InvalidInputIsRefusedWithTheIndex) {
   auto c = uniform_cloud(50, 0, 15);
   auto expect_message = [](auto&& make, std::string const& part) {

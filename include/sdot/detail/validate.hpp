@@ -1,6 +1,6 @@
 #pragma once
-// Input checks run on the device before anything is computed; errors name the first
-// offending index and its value.
+// Checks run on the device: the input before anything is computed, the cells after; errors
+// name the first offending index and its value.
 
 #include <loom/kokkos_compat.hpp>
 
@@ -53,6 +53,40 @@ void validate_seeds(ExecutionSpace const& space, Positions positions, Weights we
         << values[0] << ", " << values[1] << "), weight " << values[2];
     throw std::invalid_argument(msg.str());
   }
+}
+
+/// What check_cells() finds: the sum of the measures and the first i with a non-finite
+/// measures(i) or centroids(i, ·) (n when none), with that measure.
+struct CellsCheck {
+  double sum = 0;
+  int first_non_finite = 0;
+  double value = 0;
+};
+
+/// Sums the measures and looks for a non-finite measure or centroid.
+template <class ExecutionSpace, class Measures, class Centroids>
+CellsCheck check_cells(ExecutionSpace const& space, Measures measures, Centroids centroids) {
+  int const n = static_cast<int>(measures.extent(0));
+  CellsCheck check;
+  check.first_non_finite = n;
+  Kokkos::parallel_reduce(
+      "sdot::validate::measures_sum", Kokkos::RangePolicy<ExecutionSpace>(space, 0, n),
+      KOKKOS_LAMBDA(int i, double& s) { s += measures(i); }, check.sum);
+  Kokkos::parallel_reduce(
+      "sdot::validate::non_finite_cells", Kokkos::RangePolicy<ExecutionSpace>(space, 0, n),
+      KOKKOS_LAMBDA(int i, int& f) {
+        bool const ok = loom::compat::isfinite(measures(i)) &&
+                        loom::compat::isfinite(centroids(i, 0)) &&
+                        loom::compat::isfinite(centroids(i, 1));
+        if (!ok && i < f)
+          f = i;
+      },
+      Kokkos::Min<int>(check.first_non_finite));
+  if (check.first_non_finite < n) {
+    auto const m = Kokkos::subview(measures, check.first_non_finite);
+    check.value = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), m)();
+  }
+  return check;
 }
 
 } // namespace sdot::detail
