@@ -223,12 +223,10 @@ clip_by_block_quads(Polygon& cell, CellSeed const& seed, SeedTree<MemorySpace> c
          !box_may_cut_vertices(cell, seed, box)))
       continue;
     if (level == 0) {
-      int const i_end = loom::compat::min(2 * qi + 2, g.nx);
-      int const j_end = loom::compat::min(2 * qj + 2, g.ny);
-      for (int j = 2 * qj; j < j_end; ++j)
-        if (clip_by_slots(cell, seed, tree, tree.cell_begin(g.cell(2 * qi, j)),
-                          tree.cell_begin(g.cell(i_end, j)), result, revisit))
-          return true;
+      if (tree.for_each_quad_row(g, 0, qi, qj, [&](int begin, int end) {
+            return clip_by_slots(cell, seed, tree, begin, end, result, revisit);
+          }))
+        return true;
       continue;
     }
     // The children, farthest pushed first.

@@ -63,6 +63,11 @@ struct TreeNode {
   KOKKOS_INLINE_FUNCTION double half_height() const { return (ymax - ymin) / 2; }
 };
 
+/// A curvature κ = 1 + μ of the trend bound, clamped to [1/16, 10⁴].
+KOKKOS_INLINE_FUNCTION double clamped_curvature(double mu) {
+  return loom::compat::min(loom::compat::max(1 + mu, 1.0 / 16), 1e4);
+}
+
 /// The least value of α t² + 2 k t over t in [−h, h].
 KOKKOS_INLINE_FUNCTION double least_of_quadratic(double alpha, double k, double h) {
   if (alpha > 0) {
@@ -133,7 +138,7 @@ KOKKOS_INLINE_FUNCTION void bound_from_parts(TreeNode& node, TreeNode const* par
     }
   double mu = scc > 0 ? sgc / scc : 0;
   mu = mu == mu ? mu : 0;
-  node.kappa_x = node.kappa_y = loom::compat::min(loom::compat::max(1 + mu, 1.0 / 16), 1e4);
+  node.kappa_x = node.kappa_y = clamped_curvature(mu);
   mu = node.kappa_x - 1;
   node.gx = mgx - mu * mcx;
   node.gy = mgy - mu * mcy;
@@ -232,8 +237,8 @@ KOKKOS_INLINE_FUNCTION void bound_from_seeds(TreeNode& node, ForEachSeed const& 
           loom::compat::infinity<double>()) {
         node.gx = gx;
         node.gy = gy;
-        node.kappa_x = loom::compat::min(loom::compat::max(1 + mu_x, 1.0 / 16), 1e4);
-        node.kappa_y = loom::compat::min(loom::compat::max(1 + mu_y, 1.0 / 16), 1e4);
+        node.kappa_x = clamped_curvature(mu_x);
+        node.kappa_y = clamped_curvature(mu_y);
       }
     }
   }
@@ -248,7 +253,7 @@ KOKKOS_INLINE_FUNCTION void bound_from_seeds(TreeNode& node, ForEachSeed const& 
     smin =
         loom::compat::min(smin, -w - slope - curve - 8 * loom::compat::epsilon<double>() * scale);
   });
-  node.smin = n > 0 ? smin : -loom::compat::infinity<double>();
+  node.smin = smin; // the node has seeds: a node without any is flat
 }
 
 /// Bounding box, largest weight and number of a set of seeds, gathered one seed or one set at a
@@ -394,6 +399,21 @@ struct SeedTree {
   KOKKOS_INLINE_FUNCTION TreeNode const& quad(int b, int level, int qi, int qj) const {
     return quads(quad_first(level * static_cast<int>(blocks.extent(0)) + b) +
                  qj * blocks(b).quad_columns(level) + qi);
+  }
+  /// Calls f(begin, end) with the slots of each row of the grid cells of quad (qi, qj) of level
+  /// `level` of block `g` (2^(level+1) × 2^(level+1) cells; a row's seeds are consecutive
+  /// slots), until f returns true. Returns whether it did.
+  template <class F>
+  KOKKOS_INLINE_FUNCTION bool for_each_quad_row(GridBlock const& g, int level, int qi, int qj,
+                                                F const& f) const {
+    int const span = 2 << level;
+    int const i_begin = span * qi, j_begin = span * qj;
+    int const i_end = loom::compat::min(i_begin + span, g.nx);
+    int const j_end = loom::compat::min(j_begin + span, g.ny);
+    for (int j = j_begin; j < j_end; ++j)
+      if (f(cell_begin(g.cell(i_begin, j)), cell_begin(g.cell(i_end, j))))
+        return true;
+    return false;
   }
   /// The block (number in `blocks`) holding sorted seed `slot` (a tree with grids).
   KOKKOS_INLINE_FUNCTION int block_of_slot(int slot) const {
@@ -686,17 +706,12 @@ void compute_quad_bounds(ExecutionSpace const& space, SeedTree<MemorySpace> cons
           GridBlock const g = t.blocks(b);
           int const in_level = q - t.quad_first(l * nb_blocks + b);
           int const qi = in_level % g.quad_columns(l), qj = in_level / g.quad_columns(l);
-          // The seeds of grid cells [2^(l+1) qi, 2^(l+1) (qi + 1)) × (the same in j): one run
-          // per row.
-          int const span = 2 << l;
-          int const i_begin = span * qi, j_begin = span * qj;
-          int const i_end = loom::compat::min(i_begin + span, g.nx);
-          int const j_end = loom::compat::min(j_begin + span, g.ny);
           auto const for_each_seed = [&](auto const& f) {
-            for (int j = j_begin; j < j_end; ++j)
-              for (int s = t.cell_begin(g.cell(i_begin, j)); s < t.cell_begin(g.cell(i_end, j));
-                   ++s)
+            t.for_each_quad_row(g, l, qi, qj, [&](int begin, int end) {
+              for (int s = begin; s < end; ++s)
                 f(t.seeds(s));
+              return false;
+            });
           };
           TreeNode box;
           if (l == 0) {
