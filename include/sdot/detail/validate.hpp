@@ -10,16 +10,17 @@
 
 namespace sdot::detail {
 
-/// Index of the first i < n with a non-finite positions(i, ·) or weights(i), or n.
-template <class ExecutionSpace, class Positions, class Weights>
-int first_non_finite_seed(ExecutionSpace const& space, Positions positions, Weights weights) {
-  int const n = static_cast<int>(positions.extent(0));
+/// Index of the first i < n with a non-finite points(i, ·) or values(i), or n: seeds
+/// (positions and weights) before the cells are built, cells (centroids and measures) after.
+template <class ExecutionSpace, class Points, class Values>
+int first_non_finite(ExecutionSpace const& space, Points points, Values values) {
+  int const n = static_cast<int>(points.extent(0));
   int first = n;
   Kokkos::parallel_reduce(
       "sdot::validate::non_finite", Kokkos::RangePolicy<ExecutionSpace>(space, 0, n),
       KOKKOS_LAMBDA(int i, int& f) {
-        bool ok = loom::compat::isfinite(positions(i, 0)) &&
-                  loom::compat::isfinite(positions(i, 1)) && loom::compat::isfinite(weights(i));
+        bool ok = loom::compat::isfinite(points(i, 0)) && loom::compat::isfinite(points(i, 1)) &&
+                  loom::compat::isfinite(values(i));
         if (!ok && i < f)
           f = i;
       },
@@ -38,7 +39,7 @@ void validate_seeds(ExecutionSpace const& space, Positions positions, Weights we
         << " weights: one weight per seed is needed";
     throw std::invalid_argument(msg.str());
   }
-  int const bad = first_non_finite_seed(space, positions, weights);
+  int const bad = first_non_finite(space, positions, weights);
   if (bad < static_cast<int>(positions.extent(0))) {
     double values[3];
     auto p = Kokkos::subview(positions, bad, Kokkos::ALL);
@@ -68,20 +69,10 @@ template <class ExecutionSpace, class Measures, class Centroids>
 CellsCheck check_cells(ExecutionSpace const& space, Measures measures, Centroids centroids) {
   int const n = static_cast<int>(measures.extent(0));
   CellsCheck check;
-  check.first_non_finite = n;
   Kokkos::parallel_reduce(
       "sdot::validate::measures_sum", Kokkos::RangePolicy<ExecutionSpace>(space, 0, n),
       KOKKOS_LAMBDA(int i, double& s) { s += measures(i); }, check.sum);
-  Kokkos::parallel_reduce(
-      "sdot::validate::non_finite_cells", Kokkos::RangePolicy<ExecutionSpace>(space, 0, n),
-      KOKKOS_LAMBDA(int i, int& f) {
-        bool const ok = loom::compat::isfinite(measures(i)) &&
-                        loom::compat::isfinite(centroids(i, 0)) &&
-                        loom::compat::isfinite(centroids(i, 1));
-        if (!ok && i < f)
-          f = i;
-      },
-      Kokkos::Min<int>(check.first_non_finite));
+  check.first_non_finite = first_non_finite(space, centroids, measures);
   if (check.first_non_finite < n) {
     auto const m = Kokkos::subview(measures, check.first_non_finite);
     check.value = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), m)();
