@@ -4,7 +4,7 @@
 // by the unit square; a vertex on the convex hull (unbounded cell) clips the square by the
 // bisectors of its neighbours instead. Hidden points get 0. The setup checks that these areas
 // agree with sdot's on a small cloud and stops the benchmark with an error if they do not.
-#include "bench_clouds.hpp"
+#include "cloud_benchmarks.hpp"
 #include "memory_probe.hpp"
 
 #include <benchmark/benchmark.h>
@@ -164,42 +164,7 @@ void cgal_regular_triangulation(benchmark::State& state, std::string const& kind
   state.counters["ns_per_cell"] = 1e9 * seconds / (double(n) * state.iterations());
 }
 
-void uniform(benchmark::State& state) {
-  cgal_regular_triangulation(state, "uniform");
-}
-void clustered(benchmark::State& state) {
-  cgal_regular_triangulation(state, "clustered");
-}
-void uniform_transport(benchmark::State& state) {
-  cgal_regular_triangulation(state, "uniform@transport");
-}
-void clustered_transport(benchmark::State& state) {
-  cgal_regular_triangulation(state, "clustered@transport");
-}
+[[maybe_unused]] int const registered =
+    sdot_bench::register_cloud_benchmarks("cgal", cgal_regular_triangulation);
 
 } // namespace
-
-BENCHMARK(uniform)
-    ->Name("cgal/uniform")
-    ->RangeMultiplier(10)
-    ->Range(10000, 1000000)
-    ->Unit(benchmark::kMillisecond)
-    ->UseRealTime();
-BENCHMARK(clustered)
-    ->Name("cgal/clustered")
-    ->RangeMultiplier(10)
-    ->Range(10000, 1000000)
-    ->Unit(benchmark::kMillisecond)
-    ->UseRealTime();
-BENCHMARK(uniform_transport)
-    ->Name("cgal/uniform@transport")
-    ->RangeMultiplier(10)
-    ->Range(10000, 1000000)
-    ->Unit(benchmark::kMillisecond)
-    ->UseRealTime();
-BENCHMARK(clustered_transport)
-    ->Name("cgal/clustered@transport")
-    ->RangeMultiplier(10)
-    ->Range(10000, 1000000)
-    ->Unit(benchmark::kMillisecond)
-    ->UseRealTime();

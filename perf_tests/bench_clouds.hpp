@@ -107,19 +107,4 @@ inline sdot_test::Cloud make_cloud(std::string const& kind, int n) {
   return cloud;
 }
 
-/// make_cloud() for a benchmark: a cloud that cannot be made (say, transport weights for a cloud
-/// with coincident seeds, which the solver refuses) skips the benchmark with the reason instead
-/// of ending the whole run. Returns false when skipped.
-template <class BenchmarkState>
-bool make_cloud_or_skip(BenchmarkState& state, std::string const& kind, int n,
-                        sdot_test::Cloud& cloud) {
-  try {
-    cloud = make_cloud(kind, n);
-    return true;
-  } catch (std::exception const& e) {
-    state.SkipWithError(e.what());
-    return false;
-  }
-}
-
 } // namespace sdot_bench

@@ -5,7 +5,7 @@
 // the peak memory per seed (see memory_probe.hpp). At transport weights, the diagram of the
 // same positions at zero weights is timed in the same loop, alternately:
 // zero_weights_ns_per_cell and ratio_to_zero_weights.
-#include "bench_clouds.hpp"
+#include "cloud_benchmarks.hpp"
 #include "memory_probe.hpp"
 
 #include <benchmark/benchmark.h>
@@ -88,42 +88,7 @@ void sdot_power_diagram(benchmark::State& state, std::string const& kind) {
   state.counters["resident_bytes_per_seed"] = resident_bytes / n;
 }
 
-void uniform(benchmark::State& state) {
-  sdot_power_diagram(state, "uniform");
-}
-void clustered(benchmark::State& state) {
-  sdot_power_diagram(state, "clustered");
-}
-void uniform_transport(benchmark::State& state) {
-  sdot_power_diagram(state, "uniform@transport");
-}
-void clustered_transport(benchmark::State& state) {
-  sdot_power_diagram(state, "clustered@transport");
-}
+[[maybe_unused]] int const registered =
+    sdot_bench::register_cloud_benchmarks("sdot", sdot_power_diagram);
 
 } // namespace
-
-BENCHMARK(uniform)
-    ->Name("sdot/uniform")
-    ->RangeMultiplier(10)
-    ->Range(10000, 1000000)
-    ->Unit(benchmark::kMillisecond)
-    ->UseRealTime();
-BENCHMARK(clustered)
-    ->Name("sdot/clustered")
-    ->RangeMultiplier(10)
-    ->Range(10000, 1000000)
-    ->Unit(benchmark::kMillisecond)
-    ->UseRealTime();
-BENCHMARK(uniform_transport)
-    ->Name("sdot/uniform@transport")
-    ->RangeMultiplier(10)
-    ->Range(10000, 1000000)
-    ->Unit(benchmark::kMillisecond)
-    ->UseRealTime();
-BENCHMARK(clustered_transport)
-    ->Name("sdot/clustered@transport")
-    ->RangeMultiplier(10)
-    ->Range(10000, 1000000)
-    ->Unit(benchmark::kMillisecond)
-    ->UseRealTime();

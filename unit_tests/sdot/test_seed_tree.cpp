@@ -82,13 +82,18 @@ TEST(RadixSort, EmptyAndSingleKey) {
 
 namespace {
 
+/// The index of `cloud`: leaves of 8 seeds, finest blocks of about `block_size` seeds.
+sdot::detail::SeedTree<Memory> build_tree(Cloud const& cloud, int block_size) {
+  return sdot::detail::build_seed_tree<Space, Memory>(
+      Space(), Kokkos::View<double const* [2], Memory>(sdot_test::positions_view(cloud)),
+      Kokkos::View<double const*, Memory>(sdot_test::weights_view(cloud)), 8, block_size);
+}
+
 /// Checks the invariants of the index of `cloud` with finest blocks of about `block_size`
 /// seeds, and returns its numbers of blocks and of finest blocks.
 std::pair<int, int> expect_consistent_tree(Cloud const& cloud, int block_size) {
   int const n = static_cast<int>(cloud.x.size());
-  auto const tree = sdot::detail::build_seed_tree<Space, Memory>(
-      Space(), Kokkos::View<double const* [2], Memory>(sdot_test::positions_view(cloud)),
-      Kokkos::View<double const*, Memory>(sdot_test::weights_view(cloud)), 8, block_size);
+  auto const tree = build_tree(cloud, block_size);
   auto const seeds = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), tree.seeds);
   auto const index = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), tree.index);
   auto const blocks = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), tree.blocks);
@@ -237,9 +242,7 @@ void expect_sound_bound(sdot::detail::TreeNode const& node, Seeds const& seeds_o
 
 /// Checks the bounds of every tree node and quad of the index of `cloud`.
 BoundCheck expect_sound_bounds(Cloud const& cloud, int block_size) {
-  auto const tree = sdot::detail::build_seed_tree<Space, Memory>(
-      Space(), Kokkos::View<double const* [2], Memory>(sdot_test::positions_view(cloud)),
-      Kokkos::View<double const*, Memory>(sdot_test::weights_view(cloud)), 8, block_size);
+  auto const tree = build_tree(cloud, block_size);
   auto const seeds = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), tree.seeds);
   auto const nodes = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), tree.nodes);
   auto const blocks = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), tree.blocks);

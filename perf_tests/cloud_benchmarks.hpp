@@ -1,0 +1,45 @@
+#pragma once
+// Google Benchmark over the benchmark clouds (bench_clouds.hpp): the cloud of a benchmark, and
+// the registration of one benchmark per cloud kind.
+#include "bench_clouds.hpp"
+
+#include <benchmark/benchmark.h>
+
+#include <exception>
+#include <string>
+
+namespace sdot_bench {
+
+/// The cloud kinds every benchmark runs on.
+inline constexpr char const* cloud_kinds[] = {"uniform", "clustered", "uniform@transport",
+                                              "clustered@transport"};
+
+/// make_cloud() for a benchmark: a cloud that cannot be made (say, transport weights for a cloud
+/// with coincident seeds, which the solver refuses) skips the benchmark with the reason instead
+/// of ending the whole run. Returns false when skipped.
+inline bool make_cloud_or_skip(benchmark::State& state, std::string const& kind, int n,
+                               sdot_test::Cloud& cloud) {
+  try {
+    cloud = make_cloud(kind, n);
+    return true;
+  } catch (std::exception const& e) {
+    state.SkipWithError(e.what());
+    return false;
+  }
+}
+
+/// Registers `prefix`/<kind> for every cloud kind, N = 1e4, 1e5 and 1e6, in milliseconds of
+/// real time: `run(state, kind)`. Returns 0, to initialise a namespace-scope constant with.
+template <class Run>
+int register_cloud_benchmarks(std::string const& prefix, Run run) {
+  for (char const* kind : cloud_kinds)
+    benchmark::RegisterBenchmark((prefix + "/" + kind).c_str(),
+                                 [run, kind](benchmark::State& state) { run(state, kind); })
+        ->RangeMultiplier(10)
+        ->Range(10000, 1000000)
+        ->Unit(benchmark::kMillisecond)
+        ->UseRealTime();
+  return 0;
+}
+
+} // namespace sdot_bench
