@@ -2,6 +2,7 @@
 //   mpiexec -n 1 bench_distributed ; mpiexec -n 2 bench_distributed
 // Every process runs the same fixed number of iterations (collectives inside); the time of
 // an iteration is the slowest process's (manual time), reported by process 0 only.
+#include <clouds.hpp>
 #include <loom/loom.hpp>
 #include <sdot/sdot.hpp>
 
@@ -11,6 +12,7 @@
 
 #include <cstdint>
 #include <random>
+#include <string>
 #include <vector>
 
 namespace {
@@ -83,18 +85,39 @@ BENCHMARK(BM_SpreadOverProcesses)
     ->UseManualTime()
     ->Unit(benchmark::kMillisecond);
 
-// nb_boxes ranks emulated in one process (run it with one process).
-void BM_BoxesOnOneDevice(benchmark::State& state) {
+/// The cloud of a benchmark: "uniform" (the same cloud as uniform_block), "clustered", or a
+/// cloud that fills part of the domain ("corner", "band", "line": clouds.hpp).
+sdot_test::Cloud make_cloud(std::string const& kind, int n) {
+  if (kind == "clustered")
+    return sdot_test::clustered_cloud(n, 12345);
+  if (kind != "uniform")
+    return sdot_test::partial_cloud(kind, n, 12345);
+  Kokkos::View<double* [2]> x;
+  Kokkos::View<double*> w;
+  uniform_block(n, 0, 1, x, w);
+  auto xh = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), x);
+  auto wh = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), w);
+  sdot_test::Cloud c;
+  for (int i = 0; i < n; ++i) {
+    c.x.push_back({xh(i, 0), xh(i, 1)});
+    c.w.push_back(wh(i));
+  }
+  return c;
+}
+
+// nb_boxes ranks emulated in one process (run it with one process): range(0) seeds,
+// range(1) boxes.
+void BM_BoxesOnOneDevice(benchmark::State& state, std::string const& kind) {
   int processes = 1;
   MPI_Comm_size(MPI_COMM_WORLD, &processes);
   if (processes > 1) {
     state.SkipWithError("boxes on one device: run with one process");
     return;
   }
-  std::int64_t const n = state.range(0);
-  Kokkos::View<double* [2]> x;
-  Kokkos::View<double*> w;
-  uniform_block(n, 0, 1, x, w);
+  int const n = static_cast<int>(state.range(0));
+  auto const cloud = make_cloud(kind, n);
+  auto const x = sdot_test::positions_view(cloud);
+  auto const w = sdot_test::weights_view(cloud);
   sdot::PowerDiagramOptions options;
   options.nb_boxes = static_cast<int>(state.range(1));
   double total = 0;
@@ -110,11 +133,23 @@ void BM_BoxesOnOneDevice(benchmark::State& state) {
   }
   state.counters["ns_per_cell"] = 1e9 * total / state.iterations() / n;
 }
-BENCHMARK(BM_BoxesOnOneDevice)
-    ->ArgsProduct({{1000000}, {1, 8, 64, 256, 1024}})
-    ->Iterations(3)
-    ->UseManualTime()
-    ->Unit(benchmark::kMillisecond);
+
+// Uniform 1e6 up to 1024 boxes; every cloud kind at 1e5 up to 64 boxes; 1000 collinear seeds
+// at 257 boxes (a cell per box, each long and thin).
+int const registered = [] {
+  auto add = [](std::string const& kind) {
+    return benchmark::RegisterBenchmark(("BM_BoxesOnOneDevice/" + kind).c_str(),
+                                        BM_BoxesOnOneDevice, kind)
+        ->Iterations(3)
+        ->UseManualTime()
+        ->Unit(benchmark::kMillisecond);
+  };
+  add("uniform")->ArgsProduct({{1000000}, {1, 8, 64, 256, 1024}});
+  for (char const* kind : {"uniform", "clustered", "corner", "band", "line"})
+    add(kind)->ArgsProduct({{100000}, {1, 8, 64}});
+  add("line")->Args({1000, 1})->Args({1000, 257});
+  return 0;
+}();
 
 } // namespace
 

@@ -6,6 +6,8 @@
 #include <array>
 #include <cmath>
 #include <random>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
 namespace sdot_test {
@@ -43,6 +45,28 @@ inline Cloud clustered_cloud(int n, unsigned seed) {
       double py = std::fmin(1, std::fmax(0, m[1] + g(rng)));
       c.x.push_back({px, py});
     }
+    c.w.push_back(0.1 * u(rng) / n);
+  }
+  return c;
+}
+
+/// Seeds that fill only part of the domain, weights U[0, 0.1/N]:
+/// "corner": uniform in [0, 0.1]²; "band": a diagonal band of width 1e-3 (y = x ± 5e-4);
+/// "line": nearly collinear seeds, y = 0.5 ± 5e-10.
+inline Cloud partial_cloud(std::string const& kind, int n, unsigned seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> u(0, 1);
+  Cloud c;
+  for (int i = 0; i < n; ++i) {
+    double const a = u(rng), b = u(rng) - 0.5;
+    if (kind == "corner")
+      c.x.push_back({0.1 * a, 0.1 * (b + 0.5)});
+    else if (kind == "band")
+      c.x.push_back({a, std::fmin(1, std::fmax(0, a + 1e-3 * b))});
+    else if (kind == "line")
+      c.x.push_back({a, 0.5 + 1e-9 * b});
+    else
+      throw std::invalid_argument("partial_cloud: unknown kind '" + kind + "'");
     c.w.push_back(0.1 * u(rng) / n);
   }
   return c;

@@ -204,7 +204,8 @@ struct TravelStep {
         RankTreeNode const node = rank_tree(stack[--sp]);
         double const d2 = box_distance2(node.box, seed.x, seed.y);
         if ((best >= 0 && d2 >= best_d2) ||
-            !node_may_cut(d2, seed.w, node.box.wmax, cell.max_radius2))
+            !node_may_cut(d2, seed.w, node.box.wmax, cell.max_radius2) ||
+            !box_may_cut_vertices(cell, seed, node.box))
           continue;
         if (node.rank >= 0) {
           bool skip = node.rank == rank;
