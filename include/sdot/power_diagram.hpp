@@ -32,9 +32,13 @@ namespace sdot {
 struct PowerDiagramOptions {
   /// Ranks emulated in this process (boxes of seeds); 1: a single box.
   int nb_boxes = 1;
-  /// Vertices of a travelling cell's message (doubled and rerun when too small).
+  /// Vertices of a travelling cell's message: grown (doubled) to the largest message of a
+  /// round; the travelling cells' polygons hold at least twice as many (and 32), and when one
+  /// overflows, this doubles and only that round is cut again. Kept for the next call.
   int msg_capacity = 16;
-  /// Cells sent to one destination per round (doubled and rerun when too small).
+  /// Cells one rank sends to one other rank in a round: a sizing hint, grown (doubled) to the
+  /// most sent in a round and kept for the next call; messages are sized by their count, so a
+  /// small value never causes a rerun.
   int inbox_capacity = 64;
   /// Vertices a cell may have in the kernel's first pass; cells that need more are rebuilt
   /// with twice as many, as often as needed (16, 32 or 64 are kept in kernel-local memory).
@@ -61,9 +65,9 @@ struct PowerDiagramStatistics {
   bool abandoned = false;   ///< PowerDiagramOptions::abandon_below was met: measures incomplete
   int ranks = 1;            ///< ranks (boxes) that computed the diagram
   int rounds = 0;           ///< rounds of travelling cells
-  long travelled_cells = 0; ///< messages sent by all the ranks (one per hop of a cell)
+  long travelled_cells = 0; ///< messages sent by all the ranks (cells, copies and answers)
   long bytes_sent = 0;      ///< bytes of messages and results sent to other ranks, all ranks
-  int reruns = 0;           ///< reruns because msg_capacity or inbox_capacity was too small
+  int reruns = 0;           ///< rounds cut again because a polygon overflowed (msg_capacity)
   int msg_capacity = 0;     ///< final sizes (kept for the next call)
   int inbox_capacity = 0;
   std::map<std::string, double> seconds; ///< per phase, and "total"

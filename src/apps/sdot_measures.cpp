@@ -47,7 +47,8 @@ options:
   --centroids            also write the dataset `centroids` (float64, [N, 2])
   --nb-boxes K           boxes of seeds per process (default 1)
   --msg-capacity C       vertices of a travelling cell's message (default 16)
-  --inbox-capacity C     cells sent to one destination per round (default 64)
+  --inbox-capacity C     cells one rank sends to one other per round: a sizing hint,
+                         grown to what was sent (default 64)
   --vertex-capacity C    vertices of a cell in the kernel's first pass (default 32)
   --help                 this help
 

@@ -88,6 +88,14 @@ TEST(SpreadMpi, LatticeAndHugeWeight) {
   expect_spread_equals_one_box(c, 2, false);
 }
 
+TEST(SpreadMpi, CloudsThatFillPartOfTheDomain) {
+  for (std::string kind : {"corner", "band", "line"})
+    for (int boxes_per_process : {1, 3}) {
+      SCOPED_TRACE(kind + ", " + std::to_string(boxes_per_process) + " boxes per process");
+      expect_spread_equals_one_box(partial_cloud(kind, 1500, 45), boxes_per_process, false);
+    }
+}
+
 TEST(SpreadMpi, BadSeedOnOneProcessIsReportedEverywhere) {
   int rank = 0, size = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);

@@ -99,13 +99,12 @@ KOKKOS_INLINE_FUNCTION bool box_may_cut_vertices(Polygon const& cell, CellSeed c
   return false;
 }
 
-/// Clips `cell` by the seed of tree slot `s`. Returns true when the walk must stop
-/// (`result` is then `emptied` or `overflow`). `revisit`: seeds may have been clipped by
-/// already (an edge of theirs is then left as it is).
-template <class MemorySpace>
-KOKKOS_INLINE_FUNCTION bool
-clip_by_seed(Polygon& cell, CellSeed const& seed, SeedTree<MemorySpace> const& tree, int s,
-             double d2, Seed const& other, ClipResult& result, bool revisit = false) {
+/// Clips `cell` by the seed `other` of index `other_index` at squared distance d2. Returns
+/// true when the walk must stop (`result` is then `emptied` or `overflow`). `revisit`: the seed
+/// may have been clipped by already (an edge of it is then left as it is).
+KOKKOS_INLINE_FUNCTION bool clip_by_other(Polygon& cell, CellSeed const& seed, int other_index,
+                                          double d2, Seed const& other, ClipResult& result,
+                                          bool revisit = false) {
   double const dx = other.x - seed.x, dy = other.y - seed.y;
   double const offset = (d2 + (seed.w - other.w)) / 2;
   // Both tests at once (one branch to mispredict, not two); duplicates pass both.
@@ -113,7 +112,7 @@ clip_by_seed(Polygon& cell, CellSeed const& seed, SeedTree<MemorySpace> const& t
     return false;
   if (d2 == 0 && other.w == seed.w) {
     // Duplicates: the lower index keeps the cell.
-    if (tree.index(s) < seed.index) {
+    if (other_index < seed.index) {
       cell.size = 0;
       cell.max_radius2 = 0;
       result = ClipResult::emptied;
@@ -121,9 +120,9 @@ clip_by_seed(Polygon& cell, CellSeed const& seed, SeedTree<MemorySpace> const& t
     }
     return false;
   }
-  if (revisit && cell.has_edge(tree.index(s)))
+  if (revisit && cell.has_edge(other_index))
     return false; // clipped by it before: again, rounding could add a tiny edge
-  ClipResult const r = cell.clip(dx, dy, offset, tree.index(s));
+  ClipResult const r = cell.clip(dx, dy, offset, other_index);
   if (r == ClipResult::emptied || r == ClipResult::overflow) {
     result = r;
     return true;
@@ -131,6 +130,14 @@ clip_by_seed(Polygon& cell, CellSeed const& seed, SeedTree<MemorySpace> const& t
   if (r == ClipResult::clipped)
     result = r;
   return false;
+}
+
+/// Clips `cell` by the seed of tree slot `s` (clip_by_other).
+template <class MemorySpace>
+KOKKOS_INLINE_FUNCTION bool
+clip_by_seed(Polygon& cell, CellSeed const& seed, SeedTree<MemorySpace> const& tree, int s,
+             double d2, Seed const& other, ClipResult& result, bool revisit = false) {
+  return clip_by_other(cell, seed, tree.index(s), d2, other, result, revisit);
 }
 
 /// Clips `cell` by the seeds of tree slots [begin, end) (its own leaves it unchanged). Returns

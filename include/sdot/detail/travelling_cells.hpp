@@ -2,21 +2,22 @@
 // The distributed power diagram: travelling cells.
 //
 // The seeds are split into one box per rank (boxes.hpp). Each rank builds the cells of its
-// seeds from the whole domain, cut by its own seeds. A cell that the seeds of another rank
-// could still cut travels there (its seed, its vertices with their edge labels and the
-// ranks it visited, in a message of at most msg_capacity vertices), is cut further there, and
-// so on; a cell never returns to a rank it visited. When no cell travels any more, each
-// measure goes back to its seed's process. No seed is copied between ranks for the cells.
+// seeds from the whole domain, cut by its own seeds. A cell that the seeds of another rank may
+// still cut moves to the nearest such rank (its seed, and its vertices with the label of each
+// edge), which cuts it further; copies of it then go to the other ranks that may still cut it,
+// which answer with the seeds of their cuts, and the cell is cut by them all (TravellingCells::
+// travel). Each measure then goes back to its seed's process. No seed is copied between
+// ranks for the cells; an answer holds only the seeds of the edges it adds.
 
 #include <loom/capacity.hpp>
 #include <loom/detail/segments.hpp>
 #include <loom/distribute.hpp>
 #include <loom/ranks.hpp>
-#include <loom/spmd.hpp>
 
 #include <sdot/detail/boxes.hpp>
 #include <sdot/detail/cell_kernel.hpp>
 #include <sdot/detail/polygon_storage.hpp>
+#include <sdot/detail/radix_sort.hpp>
 #include <sdot/detail/scan.hpp>
 
 #include <map>
@@ -48,9 +49,25 @@ struct Forest {
   Concatenated<int, MemorySpace> finest_block;
   Concatenated<TreeNode, MemorySpace> quads;
   Concatenated<int, MemorySpace> quad_first;
+  /// Per local rank, the global indices of its seeds in increasing order, and the tree slot
+  /// of each: a global index's seed is found by bisection (slot_of_gid).
+  Concatenated<int, MemorySpace> sorted_gids, slot_of_sorted;
   Kokkos::View<int*, MemorySpace> depth, finest_block_level; ///< [L]
   Kokkos::View<RingOffset*, MemorySpace> ring;               ///< the same for every tree
   int local_count = 0;
+
+  /// The tree slot of the seed of global index `gid`, which local rank l holds.
+  KOKKOS_INLINE_FUNCTION int slot_of_gid(int l, int gid) const {
+    int lo = sorted_gids.first(l), hi = sorted_gids.first(l + 1);
+    while (hi - lo > 1) {
+      int const mid = lo + (hi - lo) / 2;
+      if (sorted_gids.all(mid) <= gid)
+        lo = mid;
+      else
+        hi = mid;
+    }
+    return slot_of_sorted.all(lo);
+  }
 
   /// The tree of local rank l (views into the forest; usable in kernels).
   KOKKOS_INLINE_FUNCTION SeedTree<MemorySpace> tree(int l) const {
@@ -98,14 +115,36 @@ inline int build_rank_tree(std::vector<TreeNode> const& boxes, int begin, int en
   return static_cast<int>(nodes.size()) - 1;
 }
 
-/// Layout of a travelling cell's message (a row of doubles).
-struct MessageLayout {
-  int capacity; // msg_capacity
-  enum : int { gid = 0, x, y, w, nb_vertices, nb_visited, header };
-  KOKKOS_INLINE_FUNCTION int vertex(int k) const { return header + 3 * k; }
-  KOKKOS_INLINE_FUNCTION int visited(int k) const { return header + 3 * capacity + k; }
-  KOKKOS_INLINE_FUNCTION int cols() const { return header + 4 * capacity; }
+/// Kinds of message.
+enum MessageKind : int {
+  message_traveller = 1, ///< a cell that moves on: the receiver cuts it and then owns it
+  message_probe = 2,     ///< a copy of a cell: the receiver cuts it and answers with its cut
+  message_answer = 3     ///< the seeds of the receiver's cut (count −1: it emptied the cell)
 };
+
+/// Layout of a message (a row of doubles): a header, then the cell's vertices relative to its
+/// seed (x, y, edge label) or, in an answer, the seeds that cut (global index, x, y, w).
+struct MessageLayout {
+  int body; ///< doubles after the header: 3 per vertex, 4 per answer seed
+  enum : int { kind = 0, gid, x, y, w, count, ref, from, header };
+  KOKKOS_INLINE_FUNCTION int vertex(int k) const { return header + 3 * k; }
+  KOKKOS_INLINE_FUNCTION int cut(int k) const { return header + 4 * k; }
+  KOKKOS_INLINE_FUNCTION int cols() const { return header + body; }
+};
+
+/// The cell of message row `row`, and its seed (not in a tree here).
+template <class Rows>
+KOKKOS_INLINE_FUNCTION CellSeed read_cell(Rows const& rows, int row, MessageLayout const& layout,
+                                          Polygon& cell) {
+  cell.size = 0;
+  cell.max_radius2 = 0;
+  int const nv = static_cast<int>(rows(row, MessageLayout::count));
+  for (int v = 0; v < nv; ++v)
+    cell.push(rows(row, layout.vertex(v)), rows(row, layout.vertex(v) + 1),
+              static_cast<int>(rows(row, layout.vertex(v) + 2)));
+  return CellSeed{rows(row, MessageLayout::x), rows(row, MessageLayout::y),
+                  rows(row, MessageLayout::w), static_cast<int>(rows(row, MessageLayout::gid)), -1};
+}
 
 /// Final result of a cell, sent to its seed's process.
 /// With polygons, nb_vertices then (x, y, edge label) per vertex follow (absolute coordinates).
@@ -120,20 +159,54 @@ enum : int {
   result_first_vertex
 };
 
+/// Writes the result row of a finished cell (emptied or not).
+template <class Rows>
+KOKKOS_INLINE_FUNCTION void write_result(Rows const& results, int row, CellSeed const& seed,
+                                         Polygon const& cell, bool emptied, int rank) {
+  double area = 0, mx = 0, my = 0;
+  if (!emptied)
+    cell.integrals(area, mx, my);
+  results(row, result_gid) = seed.index;
+  results(row, result_rank) = rank;
+  results(row, result_area) = area;
+  results(row, result_cx) = area > 0 ? seed.x + mx / area : seed.x;
+  results(row, result_cy) = area > 0 ? seed.y + my / area : seed.y;
+  if (results.extent(1) > result_cols) {
+    int const nv = emptied ? 0 : cell.size;
+    results(row, result_nb_vertices) = nv;
+    for (int v = 0; v < nv; ++v) {
+      results(row, result_first_vertex + 3 * v) = seed.x + cell.x(v);
+      results(row, result_first_vertex + 3 * v + 1) = seed.y + cell.y(v);
+      results(row, result_first_vertex + 3 * v + 2) = cell.label(v);
+    }
+  }
+}
+
 template <class MemorySpace>
 struct TravelStatistics {
   int rounds = 0;
-  long travelled_cells = 0; ///< messages sent by all ranks (one per hop)
+  long travelled_cells = 0; ///< messages sent by all ranks (cells, copies and answers)
   long bytes_sent = 0;      ///< message and result bytes that left their rank, all ranks
-  int reruns = 0;
+  int reruns = 0;           ///< rounds whose cells were cut again with larger polygons
   int msg_capacity = 0, inbox_capacity = 0;
 };
 
-/// One step of the cells of a round: each item (a seed of a local rank at round 0, a received
-/// message later) is cut by the seeds of its local rank, then either finished (its result
-/// row is written) or sent on to the nearest rank that may still cut it.
+/// What an item of a round does once cut.
+enum ItemAction : int {
+  action_none = 0, ///< an answer (settled with its cell), or a copy that nothing here cuts
+  action_finished, ///< its result row is written
+  action_travel,   ///< a rank's own cell moves to the nearest other rank that may cut it
+  action_probe,    ///< a cell that moved: copies go to every other rank that may still cut
+                   ///< it, and their answers come back here
+  action_answer    ///< a copy cut here: the seeds of the cut go back to its sender
+};
+
+/// One step of a round: each item (a seed of a local rank at round 0, a received message
+/// later) is cut by the seeds of its local rank and decides what to do (ItemAction); the
+/// second pass, over the items that send, cuts them again and packs their messages.
 template <class MemorySpace>
 struct TravelStep {
+  using Rows = Kokkos::View<double**, Kokkos::LayoutRight, MemorySpace>;
   Forest<MemorySpace> forest;
   Kokkos::View<double const* [2], MemorySpace> domain_vertices;
   Kokkos::View<int const*, MemorySpace> domain_labels;
@@ -142,133 +215,273 @@ struct TravelStep {
   bool from_messages;                                       ///< items are messages, not seeds
   Kokkos::View<double const**, Kokkos::LayoutRight, MemorySpace> inbox;
   Kokkos::View<int const*, MemorySpace> inbox_first; ///< [L+1]
-  MessageLayout layout;
-  int capacity; ///< vertices the polygons hold
-  // Pass 1 outputs, per item: the next rank (-1: finished) and the result row.
-  Kokkos::View<int*, MemorySpace> next_rank;
-  Kokkos::View<double**, Kokkos::LayoutRight, MemorySpace> results;
-  /// Per item: the message's vertices (or visited ranks + 1) for a traveller, 0 for a finished
-  /// cell, 2 × capacity for a cell that overflowed the polygon. Independent of msg_capacity,
-  /// so that a pass can be reused after msg_capacity grows.
-  Kokkos::View<int*, MemorySpace> overflow;
-  // Pass 2 (packing), when `outbox` is allocated: travellers(k) is the item of message k.
-  Kokkos::View<int const*, MemorySpace> travellers;
-  Kokkos::View<double**, Kokkos::LayoutRight, MemorySpace> outbox;
+  MessageLayout layout;                              ///< of the inbox
+  // Decision pass outputs, per item.
+  Kokkos::View<int*, MemorySpace> action;
+  Kokkos::View<int*, MemorySpace> messages; ///< rows the item sends
+  Kokkos::View<int*, MemorySpace> needed;   ///< doubles its rows need after the header
+  Kokkos::View<int*, MemorySpace> overflowed;
+  Rows results;
+  // Packing pass (when `outbox` is allocated): item senders(k) writes rows
+  // [message_first(k), message_first(k + 1)), and its kept cell at pending row
+  // pending_index(k) when it sends copies.
+  Kokkos::View<int const*, MemorySpace> senders;
+  Kokkos::View<int const*, MemorySpace> message_first;
+  Kokkos::View<int const*, MemorySpace> pending_index;
+  Rows outbox;
+  MessageLayout out_layout;
+  Kokkos::View<int*, MemorySpace> dest;
+  Rows pending;
 
   KOKKOS_FUNCTION void operator()(Polygon& cell, int k) const {
-    step(cell, outbox.extent(0) ? travellers(k) : k, k);
+    if (outbox.extent(0))
+      pack(cell, k);
+    else
+      decide(cell, k);
   }
 
-  KOKKOS_FUNCTION void step(Polygon& cell, int item, int k) const {
-    int l;
-    CellSeed seed;
-    if (from_messages) {
-      l = loom::detail::segment_of(inbox_first, forest.local_count, item);
-      seed = CellSeed{inbox(item, MessageLayout::x), inbox(item, MessageLayout::y),
-                      inbox(item, MessageLayout::w),
-                      static_cast<int>(inbox(item, MessageLayout::gid)), -1};
-      cell.size = 0;
-      cell.max_radius2 = 0;
-      int const nv = static_cast<int>(inbox(item, MessageLayout::nb_vertices));
-      for (int v = 0; v < nv; ++v)
-        cell.push(inbox(item, layout.vertex(v)), inbox(item, layout.vertex(v) + 1),
-                  static_cast<int>(inbox(item, layout.vertex(v) + 2)));
-    } else {
-      l = loom::detail::segment_of(forest.seeds.first, forest.local_count, item);
+  /// The item's local rank, its seed and the kind of message it is (0 at round 0).
+  KOKKOS_FUNCTION int load(Polygon& cell, int item, CellSeed& seed, int& kind) const {
+    if (!from_messages) {
+      int const l = loom::detail::segment_of(forest.seeds.first, forest.local_count, item);
       Seed const s = forest.seeds.all(item);
       seed = CellSeed{s.x, s.y, s.w, forest.gids.all(item), item - forest.seeds.first(l)};
       start_from_domain(cell, s.x, s.y, domain_vertices, domain_labels);
+      kind = 0;
+      return l;
     }
-    int const rank = first_rank + l;
-    ClipResult const r = clip_by_tree(cell, seed, forest.tree(l));
-    if (!outbox.extent(0)) {
-      overflow(item) = r == ClipResult::overflow ? 2 * capacity : 0;
-      next_rank(item) = -1;
-      results(item, result_gid) = seed.index;
-      results(item, result_rank) = rank;
-      if (r == ClipResult::overflow)
-        return;
+    int const l = loom::detail::segment_of(inbox_first, forest.local_count, item);
+    kind = static_cast<int>(inbox(item, MessageLayout::kind));
+    if (kind == message_answer)
+      return l;
+    seed = read_cell(inbox, item, layout, cell);
+    return l;
+  }
+
+  /// Calls f(rank, squared distance) for the ranks other than `rank` and `visited` whose seeds
+  /// may cut the cell, in a fixed order (the tree over the ranks' boxes, nearest child first,
+  /// pruned vertex by vertex), skipping those at distance² ≥ `beyond` (which f may lower);
+  /// stops when f returns false.
+  template <class F>
+  KOKKOS_FUNCTION void for_each_cutting_rank(Polygon const& cell, CellSeed const& seed, int rank,
+                                             int visited, double const& beyond, F const& f) const {
+    constexpr int max_stack = 64;
+    int stack[max_stack];
+    int sp = 0;
+    stack[sp++] = static_cast<int>(rank_tree.extent(0)) - 1;
+    while (sp > 0) {
+      RankTreeNode const node = rank_tree(stack[--sp]);
+      double const d2 = box_distance2(node.box, seed.x, seed.y);
+      if (d2 >= beyond || !node_may_cut(d2, seed.w, node.box.wmax, cell.max_radius2) ||
+          !box_may_cut_vertices(cell, seed, node.box))
+        continue;
+      if (node.rank >= 0) {
+        if (node.rank != rank && node.rank != visited && !f(node.rank, d2))
+          return;
+        continue;
+      }
+      double const dl = box_distance2(rank_tree(node.left).box, seed.x, seed.y);
+      double const dr = box_distance2(rank_tree(node.right).box, seed.x, seed.y);
+      bool const left_first = dl <= dr;
+      stack[sp++] = left_first ? node.right : node.left;
+      stack[sp++] = left_first ? node.left : node.right;
     }
-    // The nearest rank, not visited yet, whose seeds may cut the cell: a depth-first walk of
-    // the tree over the ranks' boxes, nearest child first, pruned by the stopping rule.
-    int best = -1;
-    double best_d2 = 0;
-    if (r != ClipResult::emptied) {
-      int const nb_visited =
-          from_messages ? static_cast<int>(inbox(item, MessageLayout::nb_visited)) : 0;
-      constexpr int max_stack = 64;
-      int stack[max_stack];
-      int sp = 0;
-      stack[sp++] = static_cast<int>(rank_tree.extent(0)) - 1;
-      while (sp > 0) {
-        RankTreeNode const node = rank_tree(stack[--sp]);
-        double const d2 = box_distance2(node.box, seed.x, seed.y);
-        if ((best >= 0 && d2 >= best_d2) ||
-            !node_may_cut(d2, seed.w, node.box.wmax, cell.max_radius2) ||
-            !box_may_cut_vertices(cell, seed, node.box))
-          continue;
-        if (node.rank >= 0) {
-          bool skip = node.rank == rank;
-          for (int v = 0; v < nb_visited && !skip; ++v)
-            skip = static_cast<int>(inbox(item, layout.visited(v))) == node.rank;
-          if (!skip) {
-            best = node.rank;
-            best_d2 = d2;
-          }
-          continue;
-        }
-        double const dl = box_distance2(rank_tree(node.left).box, seed.x, seed.y);
-        double const dr = box_distance2(rank_tree(node.right).box, seed.x, seed.y);
-        bool const left_first = dl <= dr;
-        stack[sp++] = left_first ? node.right : node.left;
-        stack[sp++] = left_first ? node.left : node.right;
+  }
+
+  /// The ranks that may cut the cell, counted up to limit + 1.
+  KOKKOS_FUNCTION int count_cutting_ranks(Polygon const& cell, CellSeed const& seed, int rank,
+                                          int visited, int limit) const {
+    int count = 0;
+    double const everywhere = loom::compat::infinity<double>();
+    for_each_cutting_rank(cell, seed, rank, visited, everywhere, [&](int, double) {
+      ++count;
+      return count <= limit;
+    });
+    return count;
+  }
+
+  /// The nearest rank that may cut the cell (the first of the walk's order among equals).
+  KOKKOS_FUNCTION int nearest_cutting_rank(Polygon const& cell, CellSeed const& seed, int rank,
+                                           int visited) const {
+    int nearest = -1;
+    double nearest_d2 = loom::compat::infinity<double>();
+    for_each_cutting_rank(cell, seed, rank, visited, nearest_d2, [&](int q, double d2) {
+      nearest = q;
+      nearest_d2 = d2;
+      return true;
+    });
+    return nearest;
+  }
+
+  /// The number of edges of a received copy, once cut here, that its message did not have:
+  /// edges of this rank's seeds (`f(k)` for each, k the vertex that starts it).
+  template <class F>
+  KOKKOS_FUNCTION int new_edges(Polygon const& cell, int item, F const& f) const {
+    int const nv = static_cast<int>(inbox(item, MessageLayout::count));
+    int count = 0;
+    for (int k = 0; k < cell.size; ++k) {
+      int const l = cell.label(k);
+      bool known = l < 0;
+      for (int v = 0; v < nv && !known; ++v)
+        known = static_cast<int>(inbox(item, layout.vertex(v) + 2)) == l;
+      if (!known) {
+        f(k, count);
+        ++count;
       }
     }
-    if (!outbox.extent(0)) {
-      next_rank(item) = best;
-      if (best < 0) {
-        double area = 0, mx = 0, my = 0;
-        if (r != ClipResult::emptied)
-          cell.integrals(area, mx, my);
-        results(item, result_area) = area;
-        results(item, result_cx) = area > 0 ? seed.x + mx / area : seed.x;
-        results(item, result_cy) = area > 0 ? seed.y + my / area : seed.y;
-        if (results.extent(1) > result_cols) {
-          int const nv = r == ClipResult::emptied ? 0 : cell.size;
-          results(item, result_nb_vertices) = nv;
-          for (int v = 0; v < nv; ++v) {
-            results(item, result_first_vertex + 3 * v) = seed.x + cell.x(v);
-            results(item, result_first_vertex + 3 * v + 1) = seed.y + cell.y(v);
-            results(item, result_first_vertex + 3 * v + 2) = cell.label(v);
-          }
-        }
-      } else {
-        int const nb_visited =
-            from_messages ? static_cast<int>(inbox(item, MessageLayout::nb_visited)) : 0;
-        int const needed = cell.size > nb_visited + 1 ? cell.size : nb_visited + 1;
-        overflow(item) = needed;
+    return count;
+  }
+
+  KOKKOS_FUNCTION void decide(Polygon& cell, int item) const {
+    action(item) = action_none;
+    messages(item) = 0;
+    needed(item) = 0;
+    overflowed(item) = 0;
+    CellSeed seed;
+    int kind;
+    int const l = load(cell, item, seed, kind);
+    if (kind == message_answer)
+      return;
+    int const rank = first_rank + l;
+    ClipResult const r = clip_by_tree(cell, seed, forest.tree(l));
+    if (r == ClipResult::overflow) {
+      overflowed(item) = 1;
+      return;
+    }
+    bool const emptied = r == ClipResult::emptied;
+    if (kind == message_probe) {
+      int const count = emptied ? 1 : new_edges(cell, item, [](int, int) {});
+      if (count > 0) {
+        action(item) = action_answer;
+        messages(item) = 1;
+        needed(item) = emptied ? 0 : 4 * count;
       }
       return;
     }
-    // Pack the message (its size was checked in the first pass).
-    outbox(k, MessageLayout::gid) = seed.index;
-    outbox(k, MessageLayout::x) = seed.x;
-    outbox(k, MessageLayout::y) = seed.y;
-    outbox(k, MessageLayout::w) = seed.w;
-    outbox(k, MessageLayout::nb_vertices) = cell.size;
+    // A rank's own cell only needs to know whether any other rank may cut it.
+    int const visited =
+        kind == message_traveller ? static_cast<int>(inbox(item, MessageLayout::from)) : -1;
+    int const cutting =
+        emptied ? 0 : count_cutting_ranks(cell, seed, rank, visited, kind == 0 ? 0 : 1 << 30);
+    if (cutting == 0) {
+      action(item) = action_finished;
+      write_result(results, item, seed, cell, emptied, rank);
+      return;
+    }
+    action(item) = kind == 0 ? action_travel : action_probe;
+    messages(item) = kind == 0 ? 1 : cutting;
+    needed(item) = 3 * cell.size;
+  }
+
+  /// Writes the cell into message row `row` of `rows` (layout `out_layout`).
+  template <class Out>
+  KOKKOS_FUNCTION void write_cell(Out const& rows, int row, int kind, CellSeed const& seed,
+                                  Polygon const& cell, int ref, int rank) const {
+    rows(row, MessageLayout::kind) = kind;
+    rows(row, MessageLayout::gid) = seed.index;
+    rows(row, MessageLayout::x) = seed.x;
+    rows(row, MessageLayout::y) = seed.y;
+    rows(row, MessageLayout::w) = seed.w;
+    rows(row, MessageLayout::count) = cell.size;
+    rows(row, MessageLayout::ref) = ref;
+    rows(row, MessageLayout::from) = rank;
     for (int v = 0; v < cell.size; ++v) {
-      outbox(k, layout.vertex(v)) = cell.x(v);
-      outbox(k, layout.vertex(v) + 1) = cell.y(v);
-      outbox(k, layout.vertex(v) + 2) = cell.label(v);
+      rows(row, out_layout.vertex(v)) = cell.x(v);
+      rows(row, out_layout.vertex(v) + 1) = cell.y(v);
+      rows(row, out_layout.vertex(v) + 2) = cell.label(v);
     }
-    int nb_visited = 0;
-    if (from_messages) {
-      nb_visited = static_cast<int>(inbox(item, MessageLayout::nb_visited));
-      for (int v = 0; v < nb_visited; ++v)
-        outbox(k, layout.visited(v)) = inbox(item, layout.visited(v));
+  }
+
+  KOKKOS_FUNCTION void pack(Polygon& cell, int k) const {
+    int const item = senders(k);
+    CellSeed seed;
+    int kind;
+    int const l = load(cell, item, seed, kind);
+    int const rank = first_rank + l;
+    ClipResult const r = clip_by_tree(cell, seed, forest.tree(l));
+    int const row = message_first(k);
+    if (kind == message_probe) { // the answer
+      outbox(row, MessageLayout::kind) = message_answer;
+      outbox(row, MessageLayout::ref) = inbox(item, MessageLayout::ref);
+      dest(row) = static_cast<int>(inbox(item, MessageLayout::from));
+      if (r == ClipResult::emptied) {
+        outbox(row, MessageLayout::count) = -1;
+        return;
+      }
+      SeedTree<MemorySpace> const tree = forest.tree(l);
+      int const count = new_edges(cell, item, [&](int v, int c) {
+        int const gid = cell.label(v);
+        Seed const s = tree.seeds(forest.slot_of_gid(l, gid));
+        outbox(row, out_layout.cut(c)) = gid;
+        outbox(row, out_layout.cut(c) + 1) = s.x;
+        outbox(row, out_layout.cut(c) + 2) = s.y;
+        outbox(row, out_layout.cut(c) + 3) = s.w;
+      });
+      outbox(row, MessageLayout::count) = count;
+      return;
     }
-    outbox(k, layout.visited(nb_visited)) = rank;
-    outbox(k, MessageLayout::nb_visited) = nb_visited + 1;
+    int const visited =
+        kind == message_traveller ? static_cast<int>(inbox(item, MessageLayout::from)) : -1;
+    if (action(item) == action_travel) {
+      write_cell(outbox, row, message_traveller, seed, cell, -1, rank);
+      dest(row) = nearest_cutting_rank(cell, seed, rank, visited);
+      return;
+    }
+    int const p = pending_index(k);
+    write_cell(pending, p, message_probe, seed, cell, p, rank);
+    int copy = row;
+    double const everywhere = loom::compat::infinity<double>();
+    for_each_cutting_rank(cell, seed, rank, visited, everywhere, [&](int q, double) {
+      write_cell(outbox, copy, message_probe, seed, cell, p, rank);
+      dest(copy) = q;
+      ++copy;
+      return true;
+    });
+  }
+};
+
+/// Finishes the cells that sent copies two rounds ago: each is cut by the seeds of the
+/// answers, in the order of the answers (grouped by cell, in arrival order).
+template <class MemorySpace>
+struct SettleStep {
+  using Rows = Kokkos::View<double**, Kokkos::LayoutRight, MemorySpace>;
+  Rows pending; ///< the cells, as their copies' messages
+  MessageLayout pending_layout;
+  Kokkos::View<double const**, Kokkos::LayoutRight, MemorySpace> inbox;
+  MessageLayout layout;                               ///< of the inbox
+  Kokkos::View<int const*, MemorySpace> answers;      ///< inbox rows of answers, by cell
+  Kokkos::View<int const*, MemorySpace> answer_first; ///< [pending + 1]
+  Kokkos::View<int*, MemorySpace> overflowed;
+  Rows results;
+
+  KOKKOS_FUNCTION void operator()(Polygon& cell, int p) const {
+    CellSeed const seed = read_cell(pending, p, pending_layout, cell);
+    overflowed(p) = 0;
+    ClipResult result = ClipResult::unchanged;
+    for (int a = answer_first(p); a < answer_first(p + 1); ++a) {
+      int const row = answers(a);
+      int const count = static_cast<int>(inbox(row, MessageLayout::count));
+      if (count < 0) {
+        result = ClipResult::emptied;
+        break;
+      }
+      bool stop = false;
+      for (int c = 0; c < count && !stop; ++c) {
+        Seed const other{inbox(row, layout.cut(c) + 1), inbox(row, layout.cut(c) + 2),
+                         inbox(row, layout.cut(c) + 3)};
+        double const dx = other.x - seed.x, dy = other.y - seed.y;
+        stop = clip_by_other(cell, seed, static_cast<int>(inbox(row, layout.cut(c))),
+                             dx * dx + dy * dy, other, result);
+      }
+      if (stop)
+        break;
+    }
+    if (result == ClipResult::overflow) {
+      overflowed(p) = 1;
+      return;
+    }
+    write_result(results, p, seed, cell, result == ClipResult::emptied,
+                 static_cast<int>(pending(p, MessageLayout::from)));
   }
 };
 
@@ -324,16 +537,7 @@ public:
     seconds["boxes"] = phase.seconds();
     phase.reset();
 
-    auto program = [this](loom::Ranks const&) {
-      incomplete_ = false;
-      return travel();
-    };
-    auto runner = loom::spmd(program, ranks_);
-    Rows results = runner();
-    if (incomplete_) // a run stopped for a size that spmd did not grow: never return partial
-                     // results
-      throw std::logic_error("sdot: travelling cells stopped without a capacity to grow");
-    statistics_.reruns = runner.last_reruns();
+    Rows results = travel();
     statistics_.msg_capacity = msg_capacity_.value();
     statistics_.inbox_capacity = inbox_capacity_.value();
     space_.fence();
@@ -382,7 +586,8 @@ public:
     int const local = ranks_.local_count();
     forest_.local_count = local;
     std::vector<SeedTree<memory_space>> trees(local);
-    std::vector<Kokkos::View<int*, memory_space>> gids(local);
+    std::vector<Kokkos::View<int*, memory_space>> gids(local), sorted_gids(local),
+        slot_of_sorted(local);
     std::vector<int> depth(local), finest_block_level(local);
     std::vector<TreeNode> boxes_local(local);
     for (int l = 0; l < local; ++l) {
@@ -411,6 +616,20 @@ public:
       Kokkos::parallel_for(
           "sdot::travel::global_indices", Policy(space_, 0, count),
           KOKKOS_LAMBDA(int t) { g(t) = static_cast<int>(r(begin + index(t), 3)); });
+      // The rows arrive in increasing global index (by source process, then in its order).
+      sorted_gids[l] = Kokkos::View<int*, memory_space>(
+          Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::travel::sorted_gids"),
+          count);
+      slot_of_sorted[l] = Kokkos::View<int*, memory_space>(
+          Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::travel::slot_of_sorted"),
+          count);
+      auto sg = sorted_gids[l];
+      auto ss = slot_of_sorted[l];
+      Kokkos::parallel_for(
+          "sdot::travel::sorted_gids", Policy(space_, 0, count), KOKKOS_LAMBDA(int t) {
+            sg(index(t)) = static_cast<int>(r(begin + index(t), 3));
+            ss(index(t)) = t;
+          });
       depth[l] = trees[l].depth;
       finest_block_level[l] = trees[l].finest_block_level;
       double const inf = loom::compat::infinity<double>();
@@ -430,6 +649,8 @@ public:
     };
     forest_.seeds = field(&SeedTree<memory_space>::seeds);
     forest_.gids = concatenate(gids);
+    forest_.sorted_gids = concatenate(sorted_gids);
+    forest_.slot_of_sorted = concatenate(slot_of_sorted);
     forest_.nodes = field(&SeedTree<memory_space>::nodes);
     forest_.blocks = field(&SeedTree<memory_space>::blocks);
     forest_.cell_begin = field(&SeedTree<memory_space>::cell_begin);
@@ -486,7 +707,7 @@ public:
     return with_polygons_ ? result_first_vertex + 3 * polygon_capacity() : result_cols;
   }
 
-  /// Kernel-local polygon capacity for a message capacity (≥ 2 × msg_capacity).
+  /// Kernel-local polygon capacity (≥ 2 × msg_capacity).
   int polygon_capacity() const {
     int c = 32;
     while (c < 2 * msg_capacity_.value() || c < static_cast<int>(domain_vertices_.extent(0)) + 2)
@@ -494,169 +715,277 @@ public:
     return c;
   }
 
-  /// Runs one pass (decide, or pack when step.outbox is set) over `count` work items.
-  void run_step(TravelStep<memory_space> step, int count, char const* label) {
-    step.capacity = polygon_capacity();
-    for_each_cell(space_, label, step, count, step.capacity);
+  template <class T>
+  Kokkos::View<T*, memory_space> per_item(char const* label, int count) {
+    return Kokkos::View<T*, memory_space>(
+        Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, std::string(label)), count);
   }
 
-  /// The program of one run (one rank per local rank): rounds until no cell travels.
-  /// Returns the result rows of the cells that finished on this process's ranks.
+  /// The items whose flag(i) holds, in order, and their count.
+  template <class Flag>
+  Kokkos::View<int*, memory_space> flagged_items(char const* label, int count, Flag const& flag) {
+    int total = 0;
+    Kokkos::parallel_reduce(
+        std::string(label) + "_count", Policy(space_, 0, count),
+        KOKKOS_LAMBDA(int i, int& c) { c += flag(i) ? 1 : 0; }, total);
+    auto list = per_item<int>(label, total);
+    Kokkos::parallel_scan(
+        label, Policy(space_, 0, count), KOKKOS_LAMBDA(int i, int& k, bool final) {
+          if (flag(i)) {
+            if (final)
+              list(k) = i;
+            ++k;
+          }
+        });
+    return list;
+  }
+
+  /// Copies the rows `list` of `rows` into a new array.
+  Rows select_rows(char const* label, Rows const& rows, Kokkos::View<int*, memory_space> list) {
+    int const width = static_cast<int>(rows.extent(1));
+    Rows out(Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, std::string(label)),
+             list.extent(0), width);
+    Kokkos::parallel_for(
+        label, Policy(space_, 0, static_cast<int>(list.extent(0))), KOKKOS_LAMBDA(int k) {
+          for (int c = 0; c < width; ++c)
+            out(k, c) = rows(list(k), c);
+        });
+    return out;
+  }
+
+  /// The answers of the inbox grouped by the cell they answer (arrival order within a cell):
+  /// inbox rows and, per pending cell, their range.
+  void group_answers(Kokkos::View<double const**, Kokkos::LayoutRight, memory_space> inbox,
+                     int pending_count, Kokkos::View<int const*, memory_space>& answers,
+                     Kokkos::View<int const*, memory_space>& answer_first) {
+    int const items = static_cast<int>(inbox.extent(0));
+    auto list = flagged_items(
+        "sdot::travel::answers", items,
+        KOKKOS_LAMBDA(int i) { return inbox(i, MessageLayout::kind) == message_answer; });
+    int const count = static_cast<int>(list.extent(0));
+    auto keys = per_item<std::uint32_t>("sdot::travel::answer_keys", count);
+    Kokkos::parallel_for(
+        "sdot::travel::answer_keys", Policy(space_, 0, count), KOKKOS_LAMBDA(int a) {
+          keys(a) = static_cast<std::uint32_t>(inbox(list(a), MessageLayout::ref));
+        });
+    int bits = 1;
+    while ((std::int64_t(1) << bits) < pending_count)
+      ++bits;
+    auto order = stable_sort_permutation(
+        space_, Kokkos::View<std::uint32_t const*, memory_space>(keys), bits);
+    auto r = per_item<int>("sdot::travel::answer_rows", count);
+    Kokkos::View<int*, memory_space> f(Kokkos::view_alloc(space_, "sdot::travel::answer_first"),
+                                       pending_count + 1);
+    Kokkos::parallel_for(
+        "sdot::travel::answer_rows", Policy(space_, 0, count), KOKKOS_LAMBDA(int a) {
+          r(a) = list(order(a));
+          Kokkos::atomic_add(&f(keys(a)), 1);
+        });
+    exclusive_scan(space_, "sdot::travel::answer_first",
+                   Kokkos::subview(f, Kokkos::make_pair(0, pending_count)), f);
+    answers = r;
+    answer_first = f;
+  }
+
+  /// The most messages one local rank sends to one rank this round.
+  int most_per_pair(Kokkos::View<int const*, memory_space> senders,
+                    Kokkos::View<int const*, memory_space> message_first,
+                    Kokkos::View<int const*, memory_space> item_first,
+                    Kokkos::View<int const*, memory_space> dest) {
+    int const rows = static_cast<int>(dest.extent(0));
+    int const local = ranks_.local_count(), size = ranks_.size();
+    auto keys = per_item<std::uint64_t>("sdot::travel::pair_keys", rows);
+    Kokkos::parallel_for(
+        "sdot::travel::pair_keys", Policy(space_, 0, static_cast<int>(senders.extent(0))),
+        KOKKOS_LAMBDA(int k) {
+          int const l = loom::detail::segment_of(item_first, local, senders(k));
+          for (int r = message_first(k); r < message_first(k + 1); ++r)
+            keys(r) = std::uint64_t(l) * size + dest(r);
+        });
+    int bits = 1;
+    while ((std::uint64_t(1) << bits) < std::uint64_t(local) * size)
+      ++bits;
+    Kokkos::View<std::uint64_t const*, memory_space> sorted;
+    stable_sort_permutation(space_, Kokkos::View<std::uint64_t const*, memory_space>(keys), bits,
+                            &sorted);
+    int most = 0;
+    Kokkos::parallel_reduce(
+        "sdot::travel::most_per_pair", Policy(space_, 0, rows),
+        KOKKOS_LAMBDA(int k, int& m) {
+          if (k > 0 && sorted(k) == sorted(k - 1))
+            return;
+          int end = k + 1;
+          while (end < rows && sorted(end) == sorted(k))
+            ++end;
+          m = end - k > m ? end - k : m;
+        },
+        Kokkos::Max<int>(most));
+    return most;
+  }
+
+  /// The cells that sent copies in one round, as their copies' messages.
+  struct Pending {
+    Rows rows;
+    MessageLayout layout{0};
+  };
+
+  /// The rounds of travelling cells. Each rank cuts the cells of its own seeds; a cell that
+  /// another rank may cut (by the bound of that rank's seeds at one of its vertices) moves to
+  /// the nearest such rank, which cuts it and owns it. That first cut closes a cell that was
+  /// open towards other ranks (a box's border cell); if more ranks may still cut it, each gets
+  /// a copy, cuts it and answers with the seeds of its cut, and two rounds later the cell is
+  /// cut by all the answers (a convex cell is the intersection of its cutters' half-planes,
+  /// in any order) and finished. So every cell is finished after at most three rounds of
+  /// messages, whatever the cloud and the number of ranks; a size found too small (the
+  /// polygons') costs only the round that found it. Returns the result rows of the cells
+  /// finished here.
   Rows travel() {
-    MessageLayout const layout{msg_capacity_.value()};
-    int const local = ranks_.local_count();
-    int const size = ranks_.size();
     TravelStep<memory_space> step;
     step.forest = forest_;
     step.domain_vertices = domain_vertices_;
     step.domain_labels = domain_labels_;
     step.rank_tree = rank_tree_;
     step.first_rank = ranks_.first_local();
-    step.layout = layout;
     step.from_messages = false;
+    step.layout = MessageLayout{0};
     std::vector<Rows> finished;
-    std::int64_t finished_count = 0;
-    statistics_.rounds = 0;
-    statistics_.travelled_cells = 0;
+    statistics_ = TravelStatistics<memory_space>{};
     statistics_.bytes_sent = bytes_sent_seeds_;
-    Rows inbox;
-    std::vector<std::int64_t> inbox_first;
+    Pending older, newer; // the cells that sent copies two rounds ago, and one round ago
+    Kokkos::View<int const*, memory_space> item_first = forest_.seeds.first;
     int items = static_cast<int>(forest_.seeds.all.extent(0));
     for (;;) {
-      step.next_rank = Kokkos::View<int*, memory_space>(
-          Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::travel::next_rank"),
-          items);
-      step.results =
-          Rows(Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::travel::results"),
-               items, result_width());
-      step.overflow = Kokkos::View<int*, memory_space>(
-          Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::travel::overflow"), items);
-      step.outbox = Rows();
-      step.travellers = Kokkos::View<int const*, memory_space>();
-      // The first round depends on neither capacity, unless a polygon overflowed (then on the
-      // polygon capacity) or polygons are kept (the rows' width): after a rerun, reuse it.
-      bool const first_round = !step.from_messages;
-      int most_vertices = 0; // the largest message of the pass (or 2 × polygon capacity)
-      if (first_round && first_round_.valid &&
-          (first_round_.polygon_capacity == polygon_capacity() ||
-           first_round_.most_vertices <= first_round_.polygon_capacity) &&
-          static_cast<int>(first_round_.results.extent(1)) == result_width()) {
-        step.next_rank = first_round_.next_rank;
-        step.results = first_round_.results;
-        step.overflow = first_round_.overflow;
-        most_vertices = first_round_.most_vertices;
-      } else {
-        run_step(step, items, "sdot::travel::decide");
-        auto overflow = step.overflow;
+      // Answers to the cells that sent copies two rounds ago.
+      int const pending_count = static_cast<int>(older.rows.extent(0));
+      SettleStep<memory_space> settle;
+      settle.pending = older.rows;
+      settle.pending_layout = older.layout;
+      settle.inbox = step.inbox;
+      settle.layout = step.layout;
+      if (pending_count > 0)
+        group_answers(step.inbox, pending_count, settle.answers, settle.answer_first);
+      // Cut every item, and settle; again with larger polygons while any overflowed anywhere.
+      for (;;) {
+        step.outbox = Rows();
+        step.action = per_item<int>("sdot::travel::action", items);
+        step.messages = per_item<int>("sdot::travel::messages", items);
+        step.needed = per_item<int>("sdot::travel::needed", items);
+        step.overflowed = per_item<int>("sdot::travel::overflowed", items);
+        step.results =
+            Rows(Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::travel::results"),
+                 items, result_width());
+        for_each_cell(space_, "sdot::travel::decide", step, items, polygon_capacity());
+        settle.overflowed = per_item<int>("sdot::travel::settle_overflowed", pending_count);
+        settle.results =
+            Rows(Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::travel::settled"),
+                 pending_count, result_width());
+        if (pending_count > 0)
+          for_each_cell(space_, "sdot::travel::settle", settle, pending_count, polygon_capacity());
+        int overflows = 0;
+        auto o1 = step.overflowed;
+        auto o2 = settle.overflowed;
         Kokkos::parallel_reduce(
-            "sdot::travel::most_vertices", Policy(space_, 0, items),
-            KOKKOS_LAMBDA(int i, int& m) { m = overflow(i) > m ? overflow(i) : m; },
-            Kokkos::Max<int>(most_vertices));
-        if (first_round)
-          first_round_ = {true,           polygon_capacity(), most_vertices,
-                          step.next_rank, step.results,       step.overflow};
+            "sdot::travel::overflows", Policy(space_, 0, items),
+            KOKKOS_LAMBDA(int i, int& c) { c += o1(i); }, overflows);
+        int settle_overflows = 0;
+        Kokkos::parallel_reduce(
+            "sdot::travel::settle_overflows", Policy(space_, 0, pending_count),
+            KOKKOS_LAMBDA(int i, int& c) { c += o2(i); }, settle_overflows);
+        if (!ranks_.any(overflows + settle_overflows > 0))
+          break;
+        msg_capacity_.grow_to(2 * msg_capacity_.value());
+        ++statistics_.reruns;
       }
+      auto action = step.action;
+      auto done = flagged_items(
+          "sdot::travel::finished", items,
+          KOKKOS_LAMBDA(int i) { return action(i) == action_finished; });
+      if (done.extent(0))
+        finished.push_back(select_rows("sdot::travel::keep_finished", step.results, done));
+      if (pending_count > 0)
+        finished.push_back(settle.results);
 
-      // Sizes found too small anywhere stop the run everywhere (spmd reruns it).
-      auto next_rank = step.next_rank;
-      int const needed_vertices = most_vertices > layout.capacity ? most_vertices : 0;
-      // Messages per (local rank, destination) this round.
-      Kokkos::View<int*, memory_space> per_pair(
-          Kokkos::view_alloc(space_, "sdot::travel::per_pair"), std::size_t(local) * size);
-      Kokkos::View<int const*, memory_space> item_first =
-          step.from_messages ? step.inbox_first
-                             : Kokkos::View<int const*, memory_space>(forest_.seeds.first);
+      // Messages of this round: how many, how wide (agreed), and the copies' cells kept here.
+      auto messages = step.messages;
+      auto senders = flagged_items(
+          "sdot::travel::senders", items, KOKKOS_LAMBDA(int i) { return messages(i) > 0; });
+      int const nb_senders = static_cast<int>(senders.extent(0));
+      auto message_first = per_item<int>("sdot::travel::message_first", nb_senders + 1);
+      auto pending_index = per_item<int>("sdot::travel::pending_index", nb_senders + 1);
       Kokkos::parallel_for(
-          "sdot::travel::count_pairs", Policy(space_, 0, items), KOKKOS_LAMBDA(int i) {
-            if (next_rank(i) >= 0) {
-              int const l = loom::detail::segment_of(item_first, local, i);
-              Kokkos::atomic_add(&per_pair(l * size + next_rank(i)), 1);
-            }
+          "sdot::travel::message_counts", Policy(space_, 0, nb_senders), KOKKOS_LAMBDA(int k) {
+            message_first(k) = messages(senders(k));
+            pending_index(k) = action(senders(k)) == action_probe ? 1 : 0;
           });
-      int most_per_pair = 0, travellers = 0;
+      int const rows = exclusive_scan(
+          space_, "sdot::travel::message_first",
+          Kokkos::subview(message_first, Kokkos::make_pair(0, nb_senders)), message_first);
+      int const new_pending = exclusive_scan(
+          space_, "sdot::travel::pending_index",
+          Kokkos::subview(pending_index, Kokkos::make_pair(0, nb_senders)), pending_index);
+      int widest = 0;
+      auto needed = step.needed;
       Kokkos::parallel_reduce(
-          "sdot::travel::most_per_pair", Policy(space_, 0, local * size),
-          KOKKOS_LAMBDA(int k, int& m) { m = per_pair(k) > m ? per_pair(k) : m; },
-          Kokkos::Max<int>(most_per_pair));
-      Kokkos::parallel_reduce(
-          "sdot::travel::count_travellers", Policy(space_, 0, items),
-          KOKKOS_LAMBDA(int i, int& c) { c += next_rank(i) >= 0; }, travellers);
-      // Reported on every process, overflowing or not: the capacities of a run must be the
-      // same everywhere for spmd to agree on them.
-      msg_capacity_.report(needed_vertices);
-      inbox_capacity_.report(most_per_pair);
-      if (ranks_.any(needed_vertices > 0 || most_per_pair > inbox_capacity_.value())) {
-        incomplete_ = true; // spmd grows the capacities and runs again
-        return Rows();
-      }
-
-      // Finished cells: keep their result rows.
-      int done = items - travellers;
-      if (done > 0) {
-        int const width = result_width();
-        Rows kept(Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::travel::finished"),
-                  done, width);
-        auto results = step.results;
-        Kokkos::parallel_scan(
-            "sdot::travel::keep_finished", Policy(space_, 0, items),
-            KOKKOS_LAMBDA(int i, int& k, bool final) {
-              if (next_rank(i) < 0) {
-                if (final)
-                  for (int c = 0; c < width; ++c)
-                    kept(k, c) = results(i, c);
-                ++k;
-              }
-            });
-        finished.push_back(kept);
-        finished_count += done;
-      }
-      if (!ranks_.any(travellers > 0))
+          "sdot::travel::widest", Policy(space_, 0, items),
+          KOKKOS_LAMBDA(int i, int& m) { m = needed(i) > m ? needed(i) : m; },
+          Kokkos::Max<int>(widest));
+      std::vector<std::int64_t> agreed{rows > 0 || newer.rows.extent(0) > 0, widest};
+      ranks_.max_in_place(agreed);
+      if (!agreed[0])
         break;
+      msg_capacity_.grow_to((agreed[1] + 2) / 3);
+      MessageLayout const out{static_cast<int>(agreed[1])};
 
-      // Travellers: pack their messages and send them on.
-      Kokkos::View<int*, memory_space> list(
-          Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::travel::travellers"),
-          travellers);
-      Kokkos::View<int*, memory_space> dest(
-          Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::travel::destinations"),
-          travellers);
-      Kokkos::parallel_scan(
-          "sdot::travel::list_travellers", Policy(space_, 0, items),
-          KOKKOS_LAMBDA(int i, int& k, bool final) {
-            if (next_rank(i) >= 0) {
-              if (final) {
-                list(k) = i;
-                dest(k) = next_rank(i);
-              }
-              ++k;
-            }
-          });
-      step.travellers = list;
+      step.senders = senders;
+      step.message_first = message_first;
+      step.pending_index = pending_index;
+      step.out_layout = out;
       step.outbox =
           Rows(Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::travel::outbox"),
-               travellers, layout.cols());
-      run_step(step, travellers, "sdot::travel::pack");
-      statistics_.travelled_cells += travellers;
-      statistics_.bytes_sent += static_cast<long>(travellers) * layout.cols() * sizeof(double);
-      auto received = loom::distribute(space_, ranks_, dest, step.outbox);
+               rows, out.cols());
+      step.dest = per_item<int>("sdot::travel::destinations", rows);
+      step.pending =
+          Rows(Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::travel::pending"),
+               new_pending, out.cols());
+      if (nb_senders > 0)
+        for_each_cell(space_, "sdot::travel::pack", step, nb_senders, polygon_capacity());
+      int const most = most_per_pair(senders, message_first, item_first, step.dest);
+      std::vector<std::int64_t> most_anywhere{most};
+      ranks_.max_in_place(most_anywhere);
+      inbox_capacity_.grow_to(most_anywhere[0]);
+      statistics_.travelled_cells += rows;
+      statistics_.bytes_sent += static_cast<long>(rows) * out.cols() * sizeof(double);
+      auto received = loom::distribute(space_, ranks_, step.dest, step.outbox);
       ++statistics_.rounds;
 
-      inbox = received.rows;
-      step.inbox = inbox;
+      older = newer;
+      newer = Pending{step.pending, out};
+      step.inbox = received.rows;
+      step.layout = out;
       step.inbox_first =
           to_device("sdot::travel::inbox_first",
                     std::vector<int>(received.offsets.begin(), received.offsets.end()));
+      item_first = step.inbox_first;
       step.from_messages = true;
-      items = static_cast<int>(inbox.extent(0));
+      items = static_cast<int>(received.rows.extent(0));
     }
-    Rows all(Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::travel::all_finished"),
-             finished_count, result_width());
+    // The finished rows, at the final width.
+    std::int64_t total = 0;
+    for (auto const& part : finished)
+      total += part.extent(0);
+    int const width = result_width();
+    Rows all(Kokkos::view_alloc(space_, "sdot::travel::all_finished"), total, width);
     std::int64_t at = 0;
     for (auto const& part : finished) {
-      std::int64_t const c = part.extent(0);
-      Kokkos::deep_copy(space_, Kokkos::subview(all, Kokkos::make_pair(at, at + c), Kokkos::ALL),
-                        part);
-      at += c;
+      int const part_width = static_cast<int>(part.extent(1));
+      std::int64_t const first = at;
+      Kokkos::parallel_for(
+          "sdot::travel::gather_finished", Policy(space_, 0, static_cast<int>(part.extent(0))),
+          KOKKOS_LAMBDA(int k) {
+            for (int c = 0; c < part_width; ++c)
+              all(first + k, c) = part(k, c);
+          });
+      at += part.extent(0);
     }
     return all;
   }
@@ -758,17 +1087,8 @@ private:
   Forest<memory_space> forest_;
   Kokkos::View<RankTreeNode*, memory_space> rank_tree_;
   std::vector<std::int64_t> process_first_;
-  struct FirstRound {
-    bool valid = false;
-    int polygon_capacity = 0; // of the pass
-    int most_vertices = 0;    // its largest message (> polygon_capacity: a polygon overflowed)
-    Kokkos::View<int*, memory_space> next_rank;
-    Rows results;
-    Kokkos::View<int*, memory_space> overflow;
-  } first_round_;
   long bytes_sent_seeds_ = 0;
   bool with_polygons_ = false;
-  bool incomplete_ = false;
   TravelStatistics<memory_space> statistics_;
 };
 
