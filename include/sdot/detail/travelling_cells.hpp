@@ -222,6 +222,12 @@ struct TravelStep {
   Kokkos::View<int*, MemorySpace> needed;   ///< doubles its rows need after the header
   Kokkos::View<int*, MemorySpace> overflowed;
   Rows results;
+  /// The cells of the items that send, kept by the decision pass for the packing pass (which
+  /// otherwise cuts them again): slot kept_slot(item) of `kept` (−1: none), holding the
+  /// vertex count then (x, y, label) per vertex; slots are taken in any order, while they last.
+  Rows kept;
+  Kokkos::View<int, MemorySpace> kept_count;
+  Kokkos::View<int*, MemorySpace> kept_slot;
   // Packing pass (when `outbox` is allocated): item senders(k) writes rows
   // [message_first(k), message_first(k + 1)), and its kept cell at pending row
   // pending_index(k) when it sends copies.
@@ -337,6 +343,7 @@ struct TravelStep {
     messages(item) = 0;
     needed(item) = 0;
     overflowed(item) = 0;
+    kept_slot(item) = -1;
     CellSeed seed;
     int kind;
     int const l = load(cell, item, seed, kind);
@@ -355,6 +362,8 @@ struct TravelStep {
         action(item) = action_answer;
         messages(item) = 1;
         needed(item) = emptied ? 0 : 4 * count;
+        if (!emptied)
+          keep(cell, item);
       }
       return;
     }
@@ -371,6 +380,36 @@ struct TravelStep {
     action(item) = kind == 0 ? action_travel : action_probe;
     messages(item) = kind == 0 ? 1 : cutting;
     needed(item) = 3 * cell.size;
+    keep(cell, item);
+  }
+
+  KOKKOS_FUNCTION void keep(Polygon const& cell, int item) const {
+    if (3 * cell.size + 1 > static_cast<int>(kept.extent(1)))
+      return;
+    int const slot = Kokkos::atomic_fetch_add(&kept_count(), 1);
+    if (slot >= static_cast<int>(kept.extent(0)))
+      return;
+    kept_slot(item) = slot;
+    kept(slot, 0) = cell.size;
+    for (int v = 0; v < cell.size; ++v) {
+      kept(slot, 1 + 3 * v) = cell.x(v);
+      kept(slot, 2 + 3 * v) = cell.y(v);
+      kept(slot, 3 + 3 * v) = cell.label(v);
+    }
+  }
+
+  /// The item's cut cell: kept by the decision pass, or cut again.
+  KOKKOS_FUNCTION ClipResult cut(Polygon& cell, CellSeed const& seed, int l, int item) const {
+    int const slot = kept_slot(item);
+    if (slot < 0)
+      return clip_by_tree(cell, seed, forest.tree(l));
+    cell.size = 0;
+    cell.max_radius2 = 0;
+    int const nv = static_cast<int>(kept(slot, 0));
+    for (int v = 0; v < nv; ++v)
+      cell.push(kept(slot, 1 + 3 * v), kept(slot, 2 + 3 * v),
+                static_cast<int>(kept(slot, 3 + 3 * v)));
+    return ClipResult::clipped;
   }
 
   /// Writes the cell into message row `row` of `rows` (layout `out_layout`).
@@ -398,7 +437,7 @@ struct TravelStep {
     int kind;
     int const l = load(cell, item, seed, kind);
     int const rank = first_rank + l;
-    ClipResult const r = clip_by_tree(cell, seed, forest.tree(l));
+    ClipResult const r = cut(cell, seed, l, item);
     int const row = message_first(k);
     if (kind == message_probe) { // the answer
       outbox(row, MessageLayout::kind) = message_answer;
@@ -871,6 +910,14 @@ public:
         step.messages = per_item<int>("sdot::travel::messages", items);
         step.needed = per_item<int>("sdot::travel::needed", items);
         step.overflowed = per_item<int>("sdot::travel::overflowed", items);
+        step.kept_slot = per_item<int>("sdot::travel::kept_slot", items);
+        if (kept_slots_ == 0)
+          kept_slots_ = 1024 + items / 16;
+        step.kept =
+            Rows(Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::travel::kept"),
+                 kept_slots_, 1 + 3 * msg_capacity_.value());
+        step.kept_count =
+            Kokkos::View<int, memory_space>(Kokkos::view_alloc(space_, "sdot::travel::kept_count"));
         step.results =
             Rows(Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::travel::results"),
                  items, result_width());
@@ -910,6 +957,7 @@ public:
       auto senders = flagged_items(
           "sdot::travel::senders", items, KOKKOS_LAMBDA(int i) { return messages(i) > 0; });
       int const nb_senders = static_cast<int>(senders.extent(0));
+      kept_slots_ = nb_senders > kept_slots_ ? nb_senders : kept_slots_;
       auto message_first = per_item<int>("sdot::travel::message_first", nb_senders + 1);
       auto pending_index = per_item<int>("sdot::travel::pending_index", nb_senders + 1);
       Kokkos::parallel_for(
@@ -1088,6 +1136,7 @@ private:
   Kokkos::View<RankTreeNode*, memory_space> rank_tree_;
   std::vector<std::int64_t> process_first_;
   long bytes_sent_seeds_ = 0;
+  int kept_slots_ = 0; ///< cells the decision pass keeps for packing (grown to the most senders)
   bool with_polygons_ = false;
   TravelStatistics<memory_space> statistics_;
 };
