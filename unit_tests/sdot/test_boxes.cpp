@@ -308,3 +308,61 @@ TEST(Boxes, EveryReferenceCaseAtEveryBoxCount) {
     }
   }
 }
+
+namespace {
+
+/// The seeds' box ranks by a plain recursive bisection of (coordinate, index) along the longer
+/// side of the seeds' bounding box: floor(K/2)/K of a box's seeds go left.
+void reference_bisection(Cloud const& c, std::vector<int> seeds, int rank_begin, int rank_end,
+                         std::vector<int>& box) {
+  if (rank_end - rank_begin == 1) {
+    for (int i : seeds)
+      box[i] = rank_begin;
+    return;
+  }
+  double lo[2] = {1e300, 1e300}, hi[2] = {-1e300, -1e300};
+  for (int i : seeds)
+    for (int a = 0; a < 2; ++a) {
+      lo[a] = std::min(lo[a], c.x[i][a]);
+      hi[a] = std::max(hi[a], c.x[i][a]);
+    }
+  int const axis = seeds.empty() || hi[0] - lo[0] >= hi[1] - lo[1] ? 0 : 1;
+  std::stable_sort(seeds.begin(), seeds.end(),
+                   [&](int a, int b) { return c.x[a][axis] < c.x[b][axis]; });
+  int const parts = rank_end - rank_begin, mid = rank_begin + parts / 2;
+  std::size_t const left = seeds.size() * std::size_t(parts / 2) / parts;
+  reference_bisection(c, std::vector<int>(seeds.begin(), seeds.begin() + left), rank_begin, mid,
+                      box);
+  reference_bisection(c, std::vector<int>(seeds.begin() + left, seeds.end()), mid, rank_end, box);
+}
+
+} // namespace
+
+TEST(Boxes, BisectionSplitsAtTheMedianOfCoordinateThenIndex) {
+  // Uniform, clustered, a lattice (ties everywhere: the index decides) and duplicates, into
+  // 2, 3, 7 and 64 boxes: the same boxes as a plain sort-based bisection.
+  auto lattice = lattice_cloud(16);
+  auto duplicates = uniform_cloud(300, 0, 39);
+  for (int i = 0; i < 150; ++i)
+    duplicates.x[150 + i] = duplicates.x[i];
+  std::vector<std::pair<std::string, Cloud>> clouds = {{"uniform", uniform_cloud(2000, 0, 40)},
+                                                       {"clustered", clustered_cloud(2000, 41)},
+                                                       {"lattice", lattice},
+                                                       {"duplicates", duplicates}};
+  for (auto const& [name, c] : clouds)
+    for (int k : {2, 3, 7, 64}) {
+      auto const n = static_cast<int>(c.x.size());
+      auto box = sdot::detail::bisect_into_boxes(
+          Kokkos::DefaultExecutionSpace(), loom::BoxRanks(k),
+          Kokkos::View<double const* [2], Kokkos::DefaultExecutionSpace::memory_space>(
+              positions_view(c)),
+          0, n);
+      auto got = to_vector(box);
+      std::vector<int> seeds(n), expected(n);
+      std::iota(seeds.begin(), seeds.end(), 0);
+      reference_bisection(c, seeds, 0, k, expected);
+      for (int i = 0; i < n; ++i)
+        ASSERT_EQ(static_cast<int>(got[i]), expected[i])
+            << name << ", " << k << " boxes, seed " << i;
+    }
+}

@@ -38,6 +38,37 @@ void sum_over_processes(loom::Ranks const& ranks, std::vector<T>& values) {
   }
 }
 
+/// Whether seed i is in the selection of its node (columns of `selection`: prefix and mask of
+/// the coordinate, then of the global index), and its key of `stage`
+/// (0: the coordinate's ordered bits; 1: the global index, among seeds of the selected
+/// coordinate).
+template <class MemorySpace>
+struct InSelection {
+  Kokkos::View<int*, MemorySpace> node_of;
+  Kokkos::View<double const* [2], MemorySpace> positions;
+  Kokkos::View<int*, MemorySpace> axis;
+  Kokkos::View<std::uint64_t**, Kokkos::LayoutRight, MemorySpace> selection;
+  std::int64_t first_gid;
+
+  KOKKOS_INLINE_FUNCTION bool operator()(int i, int stage, std::uint64_t& key) const {
+    int const k = node_of(i);
+    if (k < 0)
+      return false;
+    std::uint64_t const key1 = ordered_bits(positions(i, axis(k)));
+    if ((key1 & selection(k, 1)) != selection(k, 0))
+      return false;
+    key = key1;
+    if (stage == 1) {
+      if (key1 != selection(k, 0)) // the coordinate is fully selected in stage 1
+        return false;
+      key = static_cast<std::uint64_t>(first_gid + i);
+      if ((key & selection(k, 3)) != selection(k, 2))
+        return false;
+    }
+    return true;
+  }
+};
+
 struct BisectionNode {
   int rank_begin, rank_end; // ranks [begin, end) share this box
 };
@@ -142,6 +173,40 @@ bisect_into_boxes(ExecutionSpace const& space, loom::Ranks const& ranks,
       }
       Kokkos::deep_copy(space, selection, h);
     };
+    // The seeds still in the selection of their node: each pass sweeps only them, and they
+    // shrink by about 256 per byte once the bytes that the whole node shares are passed.
+    Kokkos::View<int*, MemorySpace> candidates[2] = {
+        Kokkos::View<int*, MemorySpace>(
+            Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::boxes::candidates"), n),
+        Kokkos::View<int*, MemorySpace>(
+            Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::boxes::candidates_next"),
+            n)};
+    int current = 0;
+    int nb_candidates = n;
+    InSelection<MemorySpace> const in_selection{node_of, positions, axis_view, selection,
+                                                first_gid};
+    // Keeps the candidates (every seed when `from_all`) that are in the selection of `stage`.
+    auto keep_candidates = [&](int stage, bool from_all) {
+      auto const from = candidates[current];
+      auto const to = candidates[1 - current];
+      int kept = 0;
+      Kokkos::parallel_scan(
+          "sdot::boxes::candidates", Policy(space, 0, nb_candidates),
+          KOKKOS_LAMBDA(int c, int& at, bool final) {
+            int const i = from_all ? c : from(c);
+            std::uint64_t key;
+            if (in_selection(i, stage, key)) {
+              if (final)
+                to(at) = i;
+              ++at;
+            }
+          },
+          kept);
+      current = 1 - current;
+      nb_candidates = kept;
+    };
+    upload_selection();
+    keep_candidates(0, true);
     for (int stage = 0; stage < 2; ++stage) {
       // After the coordinate, the global index only matters where seeds of equal coordinate
       // must be split (target > 0 among them): lattices, duplicates.
@@ -151,25 +216,14 @@ bisect_into_boxes(ExecutionSpace const& space, loom::Ranks const& ranks,
       int const bytes = stage == 0 ? 8 : gid_bytes;
       for (int b = bytes - 1; b >= 0; --b) {
         int const shift = 8 * b;
-        upload_selection();
         Kokkos::deep_copy(space, histogram, 0);
+        auto const list = candidates[current];
         Kokkos::parallel_for(
-            "sdot::boxes::digit_histogram", Policy(space, 0, n), KOKKOS_LAMBDA(int i) {
-              int const k = node_of(i);
-              if (k < 0)
-                return;
-              std::uint64_t const key1 = ordered_bits(positions(i, axis_view(k)));
-              if ((key1 & selection(k, 1)) != selection(k, 0))
-                return;
-              std::uint64_t key = key1;
-              if (stage == 1) {
-                if (key1 != selection(k, 0)) // the coordinate is fully selected in stage 1
-                  return;
-                key = static_cast<std::uint64_t>(first_gid + i);
-                if ((key & selection(k, 3)) != selection(k, 2))
-                  return;
-              }
-              Kokkos::atomic_add(&histogram(k, (key >> shift) & 255), std::int64_t(1));
+            "sdot::boxes::digit_histogram", Policy(space, 0, nb_candidates), KOKKOS_LAMBDA(int c) {
+              int const i = list(c);
+              std::uint64_t key = 0;
+              in_selection(i, stage, key); // a candidate: in the selection
+              Kokkos::atomic_add(&histogram(node_of(i), (key >> shift) & 255), std::int64_t(1));
             });
         auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), histogram);
         std::vector<std::int64_t> sums(std::size_t(nb_nodes) * 256);
@@ -191,9 +245,12 @@ bisect_into_boxes(ExecutionSpace const& space, loom::Ranks const& ranks,
           prefix[2 * k + stage] |= std::uint64_t(d) << shift;
           mask[2 * k + stage] |= std::uint64_t(255) << shift;
         }
+        upload_selection();
+        // The next pass sweeps only the seeds still selected (after the last byte of the
+        // coordinate: those of the selected coordinate, for the global index).
+        keep_candidates(b > 0 ? stage : 1, false);
       }
     }
-    upload_selection();
 
     // Children: left [begin, begin + parts/2), right the rest; boxes of one rank are done.
     std::vector<BisectionNode> next;
