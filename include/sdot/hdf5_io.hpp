@@ -6,7 +6,8 @@
 ///
 /// Available when sdot is built with SDOT_ENABLE_HDF5 (a parallel HDF5 is needed).
 ///
-/// Every dataset is float64, of shape [N] or [N, C], read and written by blocks of rows.
+/// Datasets are read from floats (float64, or float32 converted exactly on reading) and written
+/// as float64, of shape [N] or [N, C], by blocks of rows.
 /// Errors are collective: every process of the communicator throws the same loom::Error
 /// (`collective()` is true), whose message names the file, the dataset and the problem, so
 /// no process is left waiting in a collective call. The objects hold a duplicate of the
@@ -68,23 +69,23 @@ public:
   /// Collective: true when the file holds something named `dataset` (a dataset or not; the
   /// other calls check what it is).
   bool has(std::string const& dataset) const;
-  /// Collective: the shape of a float64 dataset of rank 1 or 2.
-  /// @throws loom::Error (collective) naming the dataset when it is missing, not float64
+  /// Collective: the shape of a dataset of floats of rank 1 or 2.
+  /// @throws loom::Error (collective) naming the dataset when it is missing, not floats
   /// (with the type found), or of another rank.
   DatasetShape shape(std::string const& dataset) const;
-  /// Collective: the number of rows of `dataset`, checked to be float64 of shape [N]
+  /// Collective: the number of rows of `dataset`, checked to be floats of shape [N]
   /// (`columns` = 0) or [N, columns].
   /// @throws loom::Error (collective) naming the dataset and the shape or type found.
   std::int64_t rows(std::string const& dataset, int columns) const;
   /// This process's block of `rows` rows split evenly over the processes (see even_block).
   RowBlock even_block(std::int64_t rows) const;
 
-  /// Collective: rows `block` of a float64 dataset of shape [N] (each process its own block;
-  /// blocks may overlap or be empty).
+  /// Collective: rows `block` of a dataset of floats of shape [N], as float64 (each process its own
+  /// block; blocks may overlap or be empty).
   /// @throws loom::Error (collective) naming the dataset when its type or shape is wrong or
   /// the block is out of [0, N) on some process.
   HostVector read_vector(std::string const& dataset, RowBlock block) const;
-  /// Collective: rows `block` of a float64 dataset of shape [N, 2] (see read_vector).
+  /// Collective: rows `block` of a dataset of floats of shape [N, 2], as float64 (see read_vector).
   HostPoints read_points(std::string const& dataset, RowBlock block) const;
 
 private:

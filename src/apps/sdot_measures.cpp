@@ -34,7 +34,8 @@ char const* const usage =
 The areas of the cells of the power (Laguerre) diagram of weighted seeds in a box. Run it
 under MPI with any number of processes: each process reads and writes its own block of rows.
 
-INPUT.h5 holds the datasets `positions` (float64, [N, 2]) and `weights` (float64, [N]).
+INPUT.h5 holds the datasets `positions` ([N, 2]) and `weights` ([N]), float64 or float32
+(read as float64).
 OUTPUT.h5 gets the dataset `measures` (float64, [N], in the order of the seeds); it is
 written under a temporary name and renamed only once everything succeeded.
 

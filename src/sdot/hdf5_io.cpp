@@ -180,7 +180,7 @@ std::string expected_shape(int columns) {
   return columns == 0 ? "[N]" : "[N, " + std::to_string(columns) + "]";
 }
 
-// An open float64 dataset of rank 1 or 2, with its shape (collective: opens the dataset).
+// An open dataset of floats of rank 1 or 2, with its shape (collective: opens the dataset).
 struct OpenDataset {
   Handle dataset;
   std::vector<hsize_t> dims;
@@ -200,9 +200,10 @@ OpenDataset open_dataset(hid_t file, std::string const& path, std::string const&
   Handle type(H5Dget_type(d.dataset.get()), H5Tclose);
   if (!type.valid())
     fail(where + "cannot read the type of dataset " + quoted(name) + hdf5_detail());
-  if (H5Tget_class(type.get()) != H5T_FLOAT || H5Tget_size(type.get()) != 8)
+  // Floats of any precision are read as float64 (HDF5 converts them exactly on reading).
+  if (H5Tget_class(type.get()) != H5T_FLOAT)
     fail(where + "dataset " + quoted(name) + " holds " + type_name(type.get()) +
-         "; float64 is expected");
+         "; floats (float64 or float32) are expected");
   Handle space(H5Dget_space(d.dataset.get()), H5Sclose);
   int const rank = space.valid() ? H5Sget_simple_extent_ndims(space.get()) : -1;
   if (rank < 0)
