@@ -1,10 +1,14 @@
 #!/usr/bin/env bash
 # Every test on a fresh Debian 12 machine: installs what is missing, builds everything
 # (library, programs, tests, benchmarks, examples) with the dev preset and runs ctest
-# (unit tests under 1-4 MPI processes and many boxes, the examples, and the install test).
+# (unit tests under 1-4 MPI processes and many boxes, the examples, and the install test), then
+# the tests labelled "sanitize" again, built with AddressSanitizer and UndefinedBehaviorSanitizer.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install_dependencies.sh
 cmake --preset dev
 cmake --build --preset dev
 ctest --preset dev
+cmake --preset sanitize
+cmake --build --preset sanitize
+ctest --preset sanitize
