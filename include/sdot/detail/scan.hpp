@@ -27,26 +27,44 @@ int exclusive_scan(ExecutionSpace const& space, char const* label, Counts const&
   return total;
 }
 
-/// The items k with flags(k) ≠ 0, in order (`count` of them, counted by the caller): k itself,
-/// or items(k) when `items` is not empty.
-template <class ExecutionSpace, class Flags>
+/// The items k in [0, n) for which flag(k) holds, in order: k itself, or items(k) when `items`
+/// is not empty. `count` is their number when the caller knows it (−1: counted here).
+template <class ExecutionSpace, class Flag>
 Kokkos::View<int*, typename ExecutionSpace::memory_space>
-flagged_items(ExecutionSpace const& space, std::string const& label, Flags const& flags, int count,
-              Kokkos::View<int const*, typename ExecutionSpace::memory_space> items = {}) {
+items_where(ExecutionSpace const& space, std::string const& label, int n, Flag const& flag,
+            int count = -1,
+            Kokkos::View<int const*, typename ExecutionSpace::memory_space> items = {}) {
+  using Policy = Kokkos::RangePolicy<ExecutionSpace>;
+  if (count < 0) {
+    count = 0;
+    Kokkos::parallel_reduce(
+        label + "_count", Policy(space, 0, n),
+        KOKKOS_LAMBDA(int k, int& c) { c += flag(k) ? 1 : 0; }, count);
+  }
   Kokkos::View<int*, typename ExecutionSpace::memory_space> list(
       Kokkos::view_alloc(space, Kokkos::WithoutInitializing, label), count);
   if (count == 0)
     return list;
   Kokkos::parallel_scan(
-      label, Kokkos::RangePolicy<ExecutionSpace>(space, 0, static_cast<int>(flags.extent(0))),
-      KOKKOS_LAMBDA(int k, int& position, bool final) {
-        if (flags(k)) {
+      label, Policy(space, 0, n), KOKKOS_LAMBDA(int k, int& position, bool final) {
+        if (flag(k)) {
           if (final)
             list(position) = items.extent(0) ? items(k) : k;
           ++position;
         }
       });
   return list;
+}
+
+/// The items k with flags(k) ≠ 0, in order (`count` of them, counted by the caller): k itself,
+/// or items(k) when `items` is not empty.
+template <class ExecutionSpace, class Flags>
+Kokkos::View<int*, typename ExecutionSpace::memory_space>
+flagged_items(ExecutionSpace const& space, std::string const& label, Flags const& flags, int count,
+              Kokkos::View<int const*, typename ExecutionSpace::memory_space> items = {}) {
+  return items_where(
+      space, label, static_cast<int>(flags.extent(0)),
+      KOKKOS_LAMBDA(int k) { return flags(k) != 0; }, count, items);
 }
 
 } // namespace sdot::detail

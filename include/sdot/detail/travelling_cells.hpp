@@ -223,8 +223,8 @@ struct TravelStep {
   Kokkos::View<int*, MemorySpace> overflowed;
   Rows results;
   /// The cells of the items that send, kept by the decision pass for the packing pass (which
-  /// otherwise cuts them again): slot kept_slot(item) of `kept` (−1: none), holding the
-  /// vertex count then (x, y, label) per vertex; slots are taken in any order, while they last.
+  /// otherwise cuts them again): row kept_slot(item) of `kept` (−1: none), written as a message
+  /// row; slots are taken in any order, while they last.
   Rows kept;
   Kokkos::View<int, MemorySpace> kept_count;
   Kokkos::View<int*, MemorySpace> kept_slot;
@@ -363,7 +363,7 @@ struct TravelStep {
         messages(item) = 1;
         needed(item) = emptied ? 0 : 4 * count;
         if (!emptied)
-          keep(cell, item);
+          keep(cell, seed, item);
       }
       return;
     }
@@ -380,22 +380,17 @@ struct TravelStep {
     action(item) = kind == 0 ? action_travel : action_probe;
     messages(item) = kind == 0 ? 1 : cutting;
     needed(item) = 3 * cell.size;
-    keep(cell, item);
+    keep(cell, seed, item);
   }
 
-  KOKKOS_FUNCTION void keep(Polygon const& cell, int item) const {
-    if (3 * cell.size + 1 > static_cast<int>(kept.extent(1)))
+  KOKKOS_FUNCTION void keep(Polygon const& cell, CellSeed const& seed, int item) const {
+    if (MessageLayout::header + 3 * cell.size > static_cast<int>(kept.extent(1)))
       return;
     int const slot = Kokkos::atomic_fetch_add(&kept_count(), 1);
     if (slot >= static_cast<int>(kept.extent(0)))
       return;
     kept_slot(item) = slot;
-    kept(slot, 0) = cell.size;
-    for (int v = 0; v < cell.size; ++v) {
-      kept(slot, 1 + 3 * v) = cell.x(v);
-      kept(slot, 2 + 3 * v) = cell.y(v);
-      kept(slot, 3 + 3 * v) = cell.label(v);
-    }
+    write_cell(kept, slot, 0, seed, cell, -1, -1);
   }
 
   /// The item's cut cell: kept by the decision pass, or cut again.
@@ -403,16 +398,13 @@ struct TravelStep {
     int const slot = kept_slot(item);
     if (slot < 0)
       return clip_by_tree(cell, seed, forest.tree(l));
-    cell.size = 0;
-    cell.max_radius2 = 0;
-    int const nv = static_cast<int>(kept(slot, 0));
-    for (int v = 0; v < nv; ++v)
-      cell.push(kept(slot, 1 + 3 * v), kept(slot, 2 + 3 * v),
-                static_cast<int>(kept(slot, 3 + 3 * v)));
+    read_cell(kept, slot, MessageLayout{static_cast<int>(kept.extent(1)) - MessageLayout::header},
+              cell);
     return ClipResult::clipped;
   }
 
-  /// Writes the cell into message row `row` of `rows` (layout `out_layout`).
+  /// Writes the cell into message row `row` of `rows` (vertex columns do not depend on the
+  /// row's width).
   template <class Out>
   KOKKOS_FUNCTION void write_cell(Out const& rows, int row, int kind, CellSeed const& seed,
                                   Polygon const& cell, int ref, int rank) const {
@@ -760,25 +752,6 @@ public:
         Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, std::string(label)), count);
   }
 
-  /// The items whose flag(i) holds, in order, and their count.
-  template <class Flag>
-  Kokkos::View<int*, memory_space> flagged_items(char const* label, int count, Flag const& flag) {
-    int total = 0;
-    Kokkos::parallel_reduce(
-        std::string(label) + "_count", Policy(space_, 0, count),
-        KOKKOS_LAMBDA(int i, int& c) { c += flag(i) ? 1 : 0; }, total);
-    auto list = per_item<int>(label, total);
-    Kokkos::parallel_scan(
-        label, Policy(space_, 0, count), KOKKOS_LAMBDA(int i, int& k, bool final) {
-          if (flag(i)) {
-            if (final)
-              list(k) = i;
-            ++k;
-          }
-        });
-    return list;
-  }
-
   /// Copies the rows `list` of `rows` into a new array.
   Rows select_rows(char const* label, Rows const& rows, Kokkos::View<int*, memory_space> list) {
     int const width = static_cast<int>(rows.extent(1));
@@ -798,8 +771,8 @@ public:
                      int pending_count, Kokkos::View<int const*, memory_space>& answers,
                      Kokkos::View<int const*, memory_space>& answer_first) {
     int const items = static_cast<int>(inbox.extent(0));
-    auto list = flagged_items(
-        "sdot::travel::answers", items,
+    auto list = items_where(
+        space_, "sdot::travel::answers", items,
         KOKKOS_LAMBDA(int i) { return inbox(i, MessageLayout::kind) == message_answer; });
     int const count = static_cast<int>(list.extent(0));
     auto keys = per_item<std::uint32_t>("sdot::travel::answer_keys", count);
@@ -893,6 +866,7 @@ public:
     Pending older, newer; // the cells that sent copies two rounds ago, and one round ago
     Kokkos::View<int const*, memory_space> item_first = forest_.seeds.first;
     int items = static_cast<int>(forest_.seeds.all.extent(0));
+    int most_sent = 0; // the most messages one local rank sent to one rank in the last round
     for (;;) {
       // Answers to the cells that sent copies two rounds ago.
       int const pending_count = static_cast<int>(older.rows.extent(0));
@@ -915,7 +889,7 @@ public:
           kept_slots_ = 1024 + items / 16;
         step.kept =
             Rows(Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::travel::kept"),
-                 kept_slots_, 1 + 3 * msg_capacity_.value());
+                 kept_slots_, MessageLayout::header + 3 * msg_capacity_.value());
         step.kept_count =
             Kokkos::View<int, memory_space>(Kokkos::view_alloc(space_, "sdot::travel::kept_count"));
         step.results =
@@ -944,8 +918,8 @@ public:
         ++statistics_.reruns;
       }
       auto action = step.action;
-      auto done = flagged_items(
-          "sdot::travel::finished", items,
+      auto done = items_where(
+          space_, "sdot::travel::finished", items,
           KOKKOS_LAMBDA(int i) { return action(i) == action_finished; });
       if (done.extent(0))
         finished.push_back(select_rows("sdot::travel::keep_finished", step.results, done));
@@ -954,8 +928,8 @@ public:
 
       // Messages of this round: how many, how wide (agreed), and the copies' cells kept here.
       auto messages = step.messages;
-      auto senders = flagged_items(
-          "sdot::travel::senders", items, KOKKOS_LAMBDA(int i) { return messages(i) > 0; });
+      auto senders = items_where(
+          space_, "sdot::travel::senders", items, KOKKOS_LAMBDA(int i) { return messages(i) > 0; });
       int const nb_senders = static_cast<int>(senders.extent(0));
       kept_slots_ = nb_senders > kept_slots_ ? nb_senders : kept_slots_;
       auto message_first = per_item<int>("sdot::travel::message_first", nb_senders + 1);
@@ -977,8 +951,11 @@ public:
           "sdot::travel::widest", Policy(space_, 0, items),
           KOKKOS_LAMBDA(int i, int& m) { m = needed(i) > m ? needed(i) : m; },
           Kokkos::Max<int>(widest));
-      std::vector<std::int64_t> agreed{rows > 0 || newer.rows.extent(0) > 0, widest};
+      // One agreement per round: go on?, the message width, and the previous round's most
+      // messages from one rank to one other (inbox_capacity, a hint).
+      std::vector<std::int64_t> agreed{rows > 0 || newer.rows.extent(0) > 0, widest, most_sent};
       ranks_.max_in_place(agreed);
+      inbox_capacity_.grow_to(agreed[2]);
       if (!agreed[0])
         break;
       msg_capacity_.grow_to((agreed[1] + 2) / 3);
@@ -997,10 +974,7 @@ public:
                new_pending, out.cols());
       if (nb_senders > 0)
         for_each_cell(space_, "sdot::travel::pack", step, nb_senders, polygon_capacity());
-      int const most = most_per_pair(senders, message_first, item_first, step.dest);
-      std::vector<std::int64_t> most_anywhere{most};
-      ranks_.max_in_place(most_anywhere);
-      inbox_capacity_.grow_to(most_anywhere[0]);
+      most_sent = most_per_pair(senders, message_first, item_first, step.dest);
       statistics_.travelled_cells += rows;
       statistics_.bytes_sent += static_cast<long>(rows) * out.cols() * sizeof(double);
       auto received = loom::distribute(space_, ranks_, step.dest, step.outbox);
