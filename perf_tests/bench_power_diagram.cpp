@@ -4,7 +4,8 @@
 // index and cells), cells_ns_per_cell (the cell kernel alone), the diagram's statistics, and
 // the peak memory per seed (see memory_probe.hpp). At transport weights, the diagram of the
 // same positions at zero weights is timed in the same loop, alternately:
-// zero_weights_ns_per_cell and ratio_to_zero_weights.
+// zero_weights_ns_per_cell and ratio_to_zero_weights. sdot_recomputed/...: the diagram
+// recomputed from the neighbours of the one before (warm_start), as the transport solver does.
 #include "cloud_benchmarks.hpp"
 #include "memory_probe.hpp"
 
@@ -12,6 +13,7 @@
 
 #include <Kokkos_Timer.hpp>
 
+#include <cmath>
 #include <string>
 
 namespace {
@@ -88,7 +90,55 @@ void sdot_power_diagram(benchmark::State& state, std::string const& kind) {
   state.counters["resident_bytes_per_seed"] = resident_bytes / n;
 }
 
+/// A recomputation as the transport solver makes them (PowerDiagramOptions::warm_start): the
+/// diagram of the cloud's weights, then, alternately, of weights moved by a smooth tenth of
+/// the squared seed spacing (w_i + 0.1/N sin(7 x_i + 3 y_i)) and back, each from the
+/// neighbours of the one before. A new diagram of the same weights is timed in the same loop:
+/// new_diagram_ns_per_cell and ratio_to_new_diagram. warm_fraction: the cells certified from
+/// their earlier neighbours.
+void sdot_recomputed_diagram(benchmark::State& state, std::string const& kind) {
+  int const n = static_cast<int>(state.range(0));
+  sdot_test::Cloud cloud;
+  if (!sdot_bench::make_cloud_or_skip(state, kind, n, cloud))
+    return;
+  auto const positions = sdot_test::positions_view<Space::memory_space>(cloud);
+  auto moved = cloud;
+  for (int i = 0; i < n; ++i)
+    moved.w[i] += 0.1 / n * std::sin(7 * cloud.x[i][0] + 3 * cloud.x[i][1]);
+  Kokkos::View<double*, Space::memory_space> weights[2] = {
+      sdot_test::weights_view<Space::memory_space>(cloud),
+      sdot_test::weights_view<Space::memory_space>(moved)};
+  auto const domain = sdot_bench::unit_square();
+  sdot::PowerDiagramOptions options;
+  options.warm_start = true;
+  sdot::PowerDiagram<Space> diagram(positions, weights[0], domain, options);
+  diagram.measures();
+  double seconds = 0, new_seconds = 0, warm = 0;
+  int k = 0;
+  for (auto _ : state) {
+    k = 1 - k;
+    Kokkos::Timer timer;
+    diagram.set_weights(weights[k]);
+    benchmark::DoNotOptimize(diagram.measures().data());
+    Space().fence();
+    seconds += timer.seconds();
+    warm += diagram.statistics().warm_cells;
+    Kokkos::Timer new_timer;
+    sdot::PowerDiagram<Space> fresh(positions, weights[k], domain);
+    benchmark::DoNotOptimize(fresh.measures().data());
+    Space().fence();
+    new_seconds += new_timer.seconds();
+  }
+  double const cells = double(n) * state.iterations();
+  state.counters["ns_per_cell"] = 1e9 * seconds / cells;
+  state.counters["new_diagram_ns_per_cell"] = 1e9 * new_seconds / cells;
+  state.counters["ratio_to_new_diagram"] = seconds / new_seconds;
+  state.counters["warm_fraction"] = warm / cells;
+}
+
 [[maybe_unused]] int const registered =
     sdot_bench::register_cloud_benchmarks("sdot", sdot_power_diagram);
+[[maybe_unused]] int const registered_recomputed =
+    sdot_bench::register_cloud_benchmarks("sdot_recomputed", sdot_recomputed_diagram);
 
 } // namespace

@@ -120,6 +120,7 @@ public:
         boundaries_(std::move(boundaries)), options_(options),
         area_(domain_polygon(boundaries_).area) {
     options_.keep_polygons = true; // the Jacobian uses the polygons of the last evaluation
+    options_.warm_start = true;    // each diagram from the neighbours of the one before
   }
 
   ExecutionSpace const& execution_space_instance() const { return space_; }

@@ -10,6 +10,7 @@
 #include <sdot/detail/scan.hpp>
 #include <sdot/detail/travelling_cells.hpp>
 #include <sdot/detail/validate.hpp>
+#include <sdot/detail/warm_cells.hpp>
 #include <sdot/half_spaces.hpp>
 
 #include <Kokkos_Timer.hpp>
@@ -50,6 +51,14 @@ struct PowerDiagramOptions {
   /// measures pass; travelling cells: the polygons come back with the measures). The
   /// transport solver sets it.
   bool keep_polygons = false;
+  /// Build the cells of a recomputation (set_weights()) from the last complete computation's
+  /// neighbours: each cell is the domain clipped by the seeds of its earlier neighbouring cells
+  /// and of theirs, then certified against its neighbours' cells; those that fail are built by
+  /// the search. The same cells to round-off (not bit for bit) as without it, and the same
+  /// bits for the same sequence of computations. Pays off when the weights change little
+  /// between computations, as in the transport solver, which sets it. Keeps the polygons (as
+  /// keep_polygons) and the neighbours (about 30 bytes per seed). One box only.
+  bool warm_start = false;
   /// Give up as soon as a cell's measure is below this value (measures() then holds only some
   /// of the measures, and statistics().abandoned is true): for callers that reject such a
   /// diagram anyway, as the transport solver's damping does. One box only (ignored by
@@ -70,6 +79,8 @@ struct PowerDiagramStatistics {
   int reruns = 0;           ///< rounds cut again because a polygon overflowed (msg_capacity)
   int msg_capacity = 0;     ///< final sizes (kept for the next call)
   int inbox_capacity = 0;
+  int warm_cells = 0;  ///< warm_start: cells kept from their earlier neighbours' clipping
+  int warm_rounds = 0; ///< warm_start: certifications that sent cells to the search
   std::map<std::string, double> seconds; ///< per phase, and "total"
 };
 
@@ -316,6 +327,19 @@ private:
                                   std::to_string(options_.leaf_size) + " must be at least 2");
   }
 
+  /// The diagonal of the domain's bounding box.
+  double domain_length() const {
+    double lo[2] = {std::numeric_limits<double>::infinity(),
+                    std::numeric_limits<double>::infinity()};
+    double hi[2] = {-lo[0], -lo[1]};
+    for (auto const& v : domain_.vertices)
+      for (int a = 0; a < 2; ++a) {
+        lo[a] = std::fmin(lo[a], v[a]);
+        hi[a] = std::fmax(hi[a], v[a]);
+      }
+    return std::hypot(hi[0] - lo[0], hi[1] - lo[1]);
+  }
+
   Kokkos::View<double const* [2], memory_space> const_domain_vertices() const {
     return domain_vertices_;
   } Kokkos::View<int const*, memory_space> const_domain_labels() const {
@@ -397,13 +421,33 @@ private:
           Kokkos::View<int, memory_space>(Kokkos::view_alloc(space_, "sdot::abandon_below"));
       abandon.below = options_.abandon_below;
     }
-    auto report =
-        options_.keep_polygons
-            ? detail::build_cells_keeping_polygons(space_, tree_, const_domain_vertices(),
-                                                   const_domain_labels(), options_.vertex_capacity,
-                                                   outputs_, kept_, abandon)
-            : detail::build_cells(space_, tree_, const_domain_vertices(), const_domain_labels(),
-                                  options_.vertex_capacity, outputs_, abandon);
+    detail::CellsReport report;
+    bool built = false;
+    if (options_.warm_start && !neighbours_.empty()) {
+      auto const warm = detail::build_cells_from_neighbours(
+          space_, tree_, const_domain_vertices(), const_domain_labels(), options_.vertex_capacity,
+          outputs_, kept_, neighbours_, Kokkos::View<int const*, memory_space>(slot_of_index_),
+          domain_.area, domain_length(), abandon);
+      report = warm.cells;
+      built = warm.certified || warm.cells.abandoned;
+      statistics_.warm_cells = warm.warm_cells;
+      statistics_.warm_rounds = warm.rounds;
+    }
+    if (!built)
+      report =
+          options_.keep_polygons || options_.warm_start
+              ? detail::build_cells_keeping_polygons(
+                    space_, tree_, const_domain_vertices(), const_domain_labels(),
+                    options_.vertex_capacity, outputs_, kept_, abandon)
+              : detail::build_cells(space_, tree_, const_domain_vertices(), const_domain_labels(),
+                                    options_.vertex_capacity, outputs_, abandon);
+    // The neighbours for the next computation: those of a complete one.
+    if (options_.warm_start && !report.abandoned && kept_.capacity > 0) {
+      if (slot_of_index_.extent(0) != std::size_t(n))
+        slot_of_index_ = detail::slot_of_index(space_, tree_);
+      neighbours_ = detail::neighbour_graph(space_, tree_, kept_,
+                                            Kokkos::View<int const*, memory_space>(slot_of_index_));
+    }
     statistics_.abandoned = report.abandoned;
     space_.fence();
     statistics_.seconds["cells"] = phase.seconds();
@@ -445,8 +489,10 @@ private:
   std::shared_ptr<detail::TravellingCells<ExecutionSpace>> travelling_;
   detail::SeedTree<memory_space> tree_;
   detail::CellOutputs<memory_space> outputs_;
-  detail::SlotPolygons<memory_space> kept_;  ///< keep_polygons, one box: until compacted
-  CellPolygons<memory_space> kept_polygons_; ///< keep_polygons: the polygons, once known
+  detail::SlotPolygons<memory_space> kept_;         ///< keep_polygons, one box: until compacted
+  CellPolygons<memory_space> kept_polygons_;        ///< keep_polygons: the polygons, once known
+  detail::NeighbourGraph<memory_space> neighbours_; ///< warm_start: of the last complete one
+  Kokkos::View<int*, memory_space> slot_of_index_;  ///< warm_start: tree_.index inverted
   PowerDiagramStatistics statistics_;
   std::int64_t first_global_index_ = 0;
   bool computed_ = false;

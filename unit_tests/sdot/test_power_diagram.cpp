@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numeric>
 #include <random>
 
@@ -420,6 +421,153 @@ TEST(PowerDiagram, NewWeightsGiveWhatANewDiagramGives) {
       for (std::size_t i = 0; i < a.size(); ++i)
         ASSERT_EQ(again[i], a[i]) << "seed " << i << ", " << boxes << " boxes";
     }
+}
+
+namespace {
+
+struct WarmStep {
+  sdot::PowerDiagramStatistics statistics;
+  int non_empty = 0; ///< cells of positive measure
+};
+
+/// A diagram with warm_start through the weights `steps` (same positions as `c`): each
+/// computation against brute force. Returns what each computation did.
+std::vector<WarmStep>
+expect_warm_sequence_matches_reference(Cloud const& c,
+                                       std::vector<std::vector<double>> const& steps,
+                                       std::vector<sdot::HalfSpace> const& hs) {
+  sdot::PowerDiagramOptions options;
+  options.warm_start = true;
+  Cloud d = c;
+  d.w = steps.front();
+  sdot::PowerDiagram<> pd(positions_view(d), weights_view(d), hs, options);
+  double const a = domain_area(hs);
+  std::vector<WarmStep> stats;
+  for (std::size_t k = 0; k < steps.size(); ++k) {
+    d.w = steps[k];
+    if (k > 0)
+      pd.set_weights(weights_view(d));
+    auto const got = to_vector(pd.measures());
+    auto const ref = brute_force(d.x, d.w, hs);
+    WarmStep step{pd.statistics(), 0};
+    for (std::size_t i = 0; i < d.x.size(); ++i) {
+      EXPECT_NEAR(got[i], ref.measures[i], 1e-12 * a) << "step " << k << ", seed " << i;
+      step.non_empty += got[i] > 0;
+    }
+    // The polygons come with the measures: one vertex count per cell.
+    auto const polygons = pd.cell_polygons();
+    EXPECT_EQ(polygons.offsets.extent(0), d.x.size() + 1) << "step " << k;
+    stats.push_back(step);
+  }
+  return stats;
+}
+
+std::vector<double> displacing_weights(Cloud const& c, double beta, unsigned seed) {
+  return with_displacing_weights(c, {0.3, 0.35}, beta, {0.05, -0.02}, seed).w;
+}
+
+} // namespace
+
+TEST(PowerDiagram, WarmStartMatchesTheReferenceAlongASequence) {
+  // From zero weights to weights that move the cells ever farther (most cells empty at the
+  // largest), small changes, then back to zero: each step against brute force.
+  auto const c = clustered_cloud(1500, 71);
+  std::vector<std::vector<double>> steps{std::vector<double>(c.x.size(), 0.0)};
+  for (double beta : {0.3, 0.6, 0.6005, 1.0, 1.0005, 9.0, 0.0})
+    steps.push_back(displacing_weights(c, beta, 72));
+  auto const stats = expect_warm_sequence_matches_reference(c, steps, unit_square());
+  EXPECT_EQ(stats[0].statistics.warm_cells, 0); // nothing to start from
+  // Small changes: nearly every non-empty cell from its earlier neighbours (the path is
+  // exercised).
+  for (int k : {3, 5})
+    EXPECT_GT(stats[k].statistics.warm_cells, 0.9 * stats[k].non_empty) << "step " << k;
+}
+
+TEST(PowerDiagram, WarmStartCertifiesOrSearchesEveryCell) {
+  // Changes that the earlier neighbours do not cover: a seed whose cell takes most of the
+  // domain, then gives it back; the certification must send the cells around it to the search.
+  auto const c = uniform_cloud(1200, 0, 73);
+  std::vector<double> zero(c.x.size(), 0.0), big = zero;
+  big[5] = 0.3;
+  auto const stats =
+      expect_warm_sequence_matches_reference(c, {zero, big, zero, zero}, unit_square());
+  EXPECT_LT(stats[1].statistics.warm_cells, 1200);
+  EXPECT_GT(stats[1].statistics.warm_rounds + stats[2].statistics.warm_rounds, 0);
+  EXPECT_LT(stats[2].statistics.warm_cells, 1200);
+  EXPECT_EQ(stats[3].statistics.warm_cells, 1200); // the same weights: every cell certified
+}
+
+TEST(PowerDiagram, WarmStartOnTheHardCases) {
+  // Lattice (four co-circular seeds at every vertex), duplicates, seeds outside the domain,
+  // huge and negative weights, other domains: each from its weights to perturbed ones.
+  std::mt19937 rng(74);
+  std::uniform_real_distribution<double> u(-1, 1);
+  auto perturbed = [&](std::vector<double> w, double scale) {
+    for (auto& x : w)
+      x += scale * u(rng);
+    return w;
+  };
+  auto lattice = lattice_cloud(12);
+  expect_warm_sequence_matches_reference(
+      lattice, {lattice.w, lattice.w, perturbed(lattice.w, 1e-4)}, unit_square());
+  auto duplicates = uniform_cloud(300, 0.001, 75);
+  for (int k = 0; k < 20; ++k) {
+    duplicates.x.push_back(duplicates.x[3 * k]);
+    duplicates.w.push_back(duplicates.w[3 * k]);
+  }
+  auto moved = duplicates.w;
+  moved[3] += 1e-4; // the duplicate of seed 3 now has the smaller weight
+  expect_warm_sequence_matches_reference(duplicates, {duplicates.w, moved, duplicates.w},
+                                         unit_square());
+  auto outside = uniform_cloud(300, 0.01, 76, -0.5, 1.5);
+  expect_warm_sequence_matches_reference(outside, {outside.w, perturbed(outside.w, 3e-3)},
+                                         unit_square());
+  auto huge = uniform_cloud(200, 0, 77);
+  for (auto& w : huge.w)
+    w = 1e6 + 0.01 * u(rng);
+  expect_warm_sequence_matches_reference(huge, {huge.w, perturbed(huge.w, 1e-3)}, unit_square());
+  auto negative = uniform_cloud(300, 0, 78, -1, 1);
+  for (auto& w : negative.w)
+    w = -0.02 * (u(rng) + 1);
+  expect_warm_sequence_matches_reference(negative, {negative.w, perturbed(negative.w, 1e-3)},
+                                         hexagon());
+  auto few = uniform_cloud(2, 0, 79);
+  expect_warm_sequence_matches_reference(few, {few.w, {0.1, 0}, {0, 0.5}}, triangle());
+  Cloud one{{{0.3, 0.4}}, {0.5}};
+  expect_warm_sequence_matches_reference(one, {{0.5}, {-3.0}}, unit_square());
+}
+
+TEST(PowerDiagram, WarmStartIsDeterministicAndAbandons) {
+  auto const c = clustered_cloud(2000, 80);
+  auto const w1 = displacing_weights(c, 3, 81), w2 = displacing_weights(c, 3.1, 81);
+  auto run = [&](double abandon_below) {
+    sdot::PowerDiagramOptions options;
+    options.warm_start = true;
+    sdot::PowerDiagram<> pd(positions_view(c), weights_view(c), unit_square(), options);
+    pd.measures();
+    Cloud d = c;
+    d.w = w1;
+    pd.set_weights(weights_view(d));
+    pd.measures();
+    d.w = w2;
+    pd.set_weights(weights_view(d));
+    pd.set_abandon_below(abandon_below);
+    auto m = to_vector(pd.measures());
+    return std::pair{m, pd.statistics()};
+  };
+  auto const [a, sa] = run(-std::numeric_limits<double>::infinity());
+  auto const [b, sb] = run(-std::numeric_limits<double>::infinity());
+  ASSERT_GT(sa.warm_cells, 0);
+  for (std::size_t i = 0; i < a.size(); ++i)
+    ASSERT_EQ(a[i], b[i]) << "seed " << i;
+  // abandon_below at the smallest measure: nothing given up, the same bits; above: given up.
+  double const smallest = *std::min_element(a.begin(), a.end());
+  auto const [kept, sk] = run(smallest);
+  EXPECT_FALSE(sk.abandoned);
+  for (std::size_t i = 0; i < a.size(); ++i)
+    ASSERT_EQ(kept[i], a[i]) << "seed " << i;
+  auto const given_up = run(std::nextafter(smallest, 1.0) * 1.5);
+  EXPECT_TRUE(given_up.second.abandoned);
 }
 
 TEST(PowerDiagram, CellPolygons) {

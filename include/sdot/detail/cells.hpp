@@ -105,6 +105,11 @@ struct CellsFunctor {
     overflowed(item) = r == ClipResult::overflow;
     if (r == ClipResult::overflow)
       return;
+    record(cell, seed);
+  }
+
+  /// Writes the finished `cell` of `seed` into the outputs (and tells `abandon` its measure).
+  KOKKOS_FUNCTION void record(Polygon const& cell, CellSeed const& seed) const {
     double area, mx, my;
     cell.integrals(area, mx, my);
     abandon.check(area);

@@ -2,10 +2,10 @@
 // One-box cells built once for both their measures and their polygons
 // (PowerDiagramOptions::keep_polygons): the first pass, at the kernel-local capacity, also
 // copies every cell of at most S = 16 vertices (nearly all) into a fixed slot of S vertices
-// (cell i: rows [i S, i S + size)); the cells that did not fit the first pass are rebuilt at
-// larger capacities as build_cells() does (measures only). kept_cell_polygons() then compacts
-// the slots into CellPolygons and rebuilds only the cells without a slot, writing their
-// polygons in place. The polygons are the same bits as
+// (the cell of tree slot s: rows [s S, s S + size), written in the order the cells are built); the
+// cells that did not fit the first pass are rebuilt at larger capacities as build_cells() does
+// (measures only). kept_cell_polygons() then compacts the slots into CellPolygons and rebuilds only
+// the cells without a slot, writing their polygons in place. The polygons are the same bits as
 // those of a second build_cells() pass with polygon output (same code, same inputs).
 
 #include <sdot/detail/cells.hpp>
@@ -28,39 +28,76 @@ struct SlotPolygons {
   int capacity = 0; ///< of a slot; 0: nothing kept (no kernel-local capacity for this domain)
   Kokkos::View<double* [2], MemorySpace> vertices; ///< n × capacity rows
   Kokkos::View<int*, MemorySpace> labels;
-  /// Vertices of cell i in its slot, or -1 when it has no slot.
+  /// Vertices of the cell of each tree slot in its slot, or -1 when it has no slot.
   Kokkos::View<int*, MemorySpace> counts;
-  /// By tree slot: 1 when the cell has no slot (too many vertices, or rebuilt).
-  Kokkos::View<int*, MemorySpace> unslotted;
   Kokkos::View<int*, MemorySpace> overflow_items; ///< tree slots of the cells without a slot
   int overflow_capacity = 0;                      ///< a capacity at which all of them fit
 };
 
-/// The cell step of build_cells(), which also copies a cell that fits into its slot.
+/// Copies `cell` (vertices relative to `seed`, of tree slot `slot`) into its slot, or marks it
+/// as without a slot when it has more vertices than a slot holds.
+template <class MemorySpace>
+KOKKOS_INLINE_FUNCTION void keep_in_slot(SlotPolygons<MemorySpace> const& kept, int slot,
+                                         Seed const& seed, Polygon const& cell) {
+  if (cell.size > kept.capacity) {
+    kept.counts(slot) = -1;
+    return;
+  }
+  std::size_t const begin = std::size_t(slot) * std::size_t(kept.capacity);
+  for (int k = 0; k < cell.size; ++k) {
+    kept.vertices(begin + k, 0) = seed.x + cell.x(k);
+    kept.vertices(begin + k, 1) = seed.y + cell.y(k);
+    kept.labels(begin + k) = cell.label(k);
+  }
+  kept.counts(slot) = cell.size;
+}
+
+/// The cell step of build_cells(), which also copies a cell that fits into its slot (the
+/// cells.items' tree slots, or item = tree slot when it has none).
 template <class MemorySpace>
 struct SlotCellsStep {
-  CellsFunctor<MemorySpace> cells; ///< items empty (item = tree slot), no polygon output
+  CellsFunctor<MemorySpace> cells; ///< no polygon output
   SlotPolygons<MemorySpace> kept;
 
   KOKKOS_FUNCTION void operator()(Polygon& cell, int item) const {
     cells(cell, item);
-    int const index = cells.tree.index(item);
-    if (cells.overflowed(item) || cell.size > kept.capacity) {
-      kept.counts(index) = -1;
-      kept.unslotted(item) = 1;
+    int const slot = cells.items.extent(0) ? cells.items(item) : item;
+    if (cells.overflowed(item)) {
+      kept.counts(slot) = -1;
       return;
     }
-    kept.unslotted(item) = 0;
-    Seed const s = cells.tree.seeds(item);
-    std::size_t const begin = std::size_t(index) * std::size_t(kept.capacity);
-    for (int k = 0; k < cell.size; ++k) {
-      kept.vertices(begin + k, 0) = s.x + cell.x(k);
-      kept.vertices(begin + k, 1) = s.y + cell.y(k);
-      kept.labels(begin + k) = cell.label(k);
-    }
-    kept.counts(index) = cell.size;
+    keep_in_slot(kept, slot, cells.tree.seeds(slot), cell);
   }
 };
+
+/// Slots of `capacity` vertices for n cells.
+template <class ExecutionSpace>
+SlotPolygons<typename ExecutionSpace::memory_space>
+allocate_slot_polygons(ExecutionSpace const& space, int n, int capacity) {
+  using MemorySpace = typename ExecutionSpace::memory_space;
+  SlotPolygons<MemorySpace> kept;
+  kept.capacity = capacity;
+  std::size_t const rows = std::size_t(n) * std::size_t(capacity);
+  kept.vertices = Kokkos::View<double* [2], MemorySpace>(
+      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::kept::vertices"), rows);
+  kept.labels = Kokkos::View<int*, MemorySpace>(
+      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::kept::labels"), rows);
+  kept.counts = Kokkos::View<int*, MemorySpace>(
+      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::kept::counts"), n);
+  return kept;
+}
+
+/// Lists the cells without a slot (kept.overflow_items, by tree slot) for kept_cell_polygons(),
+/// which rebuilds them at `overflow_capacity`, a capacity at which they all fit.
+template <class ExecutionSpace, class MemorySpace>
+void list_unslotted_cells(ExecutionSpace const& space, SeedTree<MemorySpace> const& tree,
+                          SlotPolygons<MemorySpace>& kept, int overflow_capacity) {
+  kept.overflow_capacity = overflow_capacity;
+  auto const counts = kept.counts;
+  kept.overflow_items = items_where(
+      space, "sdot::kept::unslotted_items", tree.size,
+      KOKKOS_LAMBDA(int s) { return counts(s) < 0; });
+}
 
 /// build_cells() (no polygon output in `out`) keeping the polygons in `kept`. Falls back to
 /// build_cells() with kept.capacity = 0 when the first pass has no kernel-local capacity.
@@ -71,7 +108,6 @@ build_cells_keeping_polygons(ExecutionSpace const& space, SeedTree<MemorySpace> 
                              Kokkos::View<int const*, MemorySpace> domain_labels, int capacity,
                              CellOutputs<MemorySpace> const& out, SlotPolygons<MemorySpace>& kept,
                              AbandonBelow<MemorySpace> const& abandon = {}) {
-  using Policy = Kokkos::RangePolicy<ExecutionSpace>;
   loom::compat::ScopedRegion region("sdot::build_cells_keeping_polygons");
   kept = SlotPolygons<MemorySpace>{};
   int const n = tree.size;
@@ -80,16 +116,7 @@ build_cells_keeping_polygons(ExecutionSpace const& space, SeedTree<MemorySpace> 
   if (inline_capacity == 0)
     return build_cells(space, tree, domain_vertices, domain_labels, capacity, out, abandon);
 
-  kept.capacity = loom::compat::min(inline_capacity, kept_slot_capacity);
-  std::size_t const rows = std::size_t(n) * std::size_t(kept.capacity);
-  kept.vertices = Kokkos::View<double* [2], MemorySpace>(
-      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::kept::vertices"), rows);
-  kept.labels = Kokkos::View<int*, MemorySpace>(
-      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::kept::labels"), rows);
-  kept.counts = Kokkos::View<int*, MemorySpace>(
-      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::kept::counts"), n);
-  kept.unslotted = Kokkos::View<int*, MemorySpace>(
-      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::kept::unslotted"), n);
+  kept = allocate_slot_polygons(space, n, loom::compat::min(inline_capacity, kept_slot_capacity));
   Kokkos::View<int*, MemorySpace> overflowed(
       Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::kept::overflowed"), n);
   CellOutputs<MemorySpace> plain = out;
@@ -111,14 +138,7 @@ build_cells_keeping_polygons(ExecutionSpace const& space, SeedTree<MemorySpace> 
     report.abandoned = true;
     return report;
   }
-  kept.overflow_capacity = report.final_capacity;
-  // The cells without a slot, by tree slot (rebuilt by kept_cell_polygons()).
-  auto const unslotted = kept.unslotted;
-  int count = 0;
-  Kokkos::parallel_reduce(
-      "sdot::kept::count_unslotted", Policy(space, 0, n),
-      KOKKOS_LAMBDA(int k, int& c) { c += unslotted(k); }, count);
-  kept.overflow_items = flagged_items(space, "sdot::kept::unslotted_items", unslotted, count);
+  list_unslotted_cells(space, tree, kept, report.final_capacity);
   return report;
 }
 
@@ -148,15 +168,16 @@ void kept_cell_polygons(ExecutionSpace const& space, SeedTree<MemorySpace> const
     auto const slot_vertices = kept.vertices;
     auto const slot_labels = kept.labels;
     auto const counts = kept.counts;
+    auto const index = tree.index;
     auto const o = offsets;
     auto const v = vertices;
     auto const l = labels;
     std::size_t const capacity = kept.capacity;
     Kokkos::parallel_for(
-        "sdot::kept::compact", Policy(space, 0, n), KOKKOS_LAMBDA(int i) {
-          int const size = counts(i);
-          std::size_t const from = std::size_t(i) * capacity;
-          int const to = o(i);
+        "sdot::kept::compact", Policy(space, 0, n), KOKKOS_LAMBDA(int s) {
+          int const size = counts(s);
+          std::size_t const from = std::size_t(s) * capacity;
+          int const to = o(index(s));
           for (int k = 0; k < size; ++k) {
             v(to + k, 0) = slot_vertices(from + k, 0);
             v(to + k, 1) = slot_vertices(from + k, 1);

@@ -1,0 +1,313 @@
+#pragma once
+// Cells from the neighbours of an earlier computation of the same seeds
+// (PowerDiagramOptions::warm_start): each cell is the domain clipped by the seeds of its earlier
+// neighbouring cells and of theirs, then certified against its neighbours' cells; the cells
+// that fail are built by the search (clip_by_tree), and the certification is repeated around
+// them until no cell fails.
+//
+// Why the result is exact: a cell clipped by some of the bisectors contains the true cell.
+// When every edge between two seeds' cells is also an edge of the other cell, with the same
+// ends, the cells glue into a covering of the domain of some whole degree d, and their measures
+// add up to d times the domain's area. They are checked to add up to the area, so d = 1: the
+// cells tile the domain and, each containing its true cell, are the true cells. Edges shorter
+// than the tolerance (1e-10 of the domain's size, plus the distances involved) are not
+// compared: rounding makes and unmakes them, as it does in the search.
+
+#include <sdot/detail/kept_polygons.hpp>
+#include <sdot/detail/scan.hpp>
+
+#include <Kokkos_Core.hpp>
+
+namespace sdot::detail {
+
+/// The seeds whose cells shared an edge with each seed's cell, by tree slot.
+template <class MemorySpace>
+struct NeighbourGraph {
+  Kokkos::View<int*, MemorySpace> offsets; ///< n + 1 (empty: no graph)
+  Kokkos::View<int*, MemorySpace> slots;   ///< neighbours' tree slots, by cell in edge order
+
+  bool empty() const { return offsets.extent(0) == 0; }
+};
+
+/// tree.index inverted: the tree slot of each input index.
+template <class ExecutionSpace, class MemorySpace>
+Kokkos::View<int*, MemorySpace> slot_of_index(ExecutionSpace const& space,
+                                              SeedTree<MemorySpace> const& tree) {
+  Kokkos::View<int*, MemorySpace> slots(
+      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::warm::slot_of_index"),
+      tree.size);
+  auto const index = tree.index;
+  Kokkos::parallel_for(
+      "sdot::warm::slot_of_index", Kokkos::RangePolicy<ExecutionSpace>(space, 0, tree.size),
+      KOKKOS_LAMBDA(int s) { slots(index(s)) = s; });
+  return slots;
+}
+
+/// The neighbour graph of the cells kept in `kept` (a cell without a slot has no neighbours,
+/// as an empty cell: the next warm start builds both by the search).
+template <class ExecutionSpace, class MemorySpace>
+NeighbourGraph<MemorySpace> neighbour_graph(ExecutionSpace const& space,
+                                            SeedTree<MemorySpace> const& tree,
+                                            SlotPolygons<MemorySpace> const& kept,
+                                            Kokkos::View<int const*, MemorySpace> slot_of) {
+  using Policy = Kokkos::RangePolicy<ExecutionSpace>;
+  int const n = tree.size;
+  NeighbourGraph<MemorySpace> graph;
+  graph.offsets = Kokkos::View<int*, MemorySpace>(
+      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::warm::neighbour_offsets"),
+      n + 1);
+  auto const offsets = graph.offsets;
+  std::size_t const capacity = kept.capacity;
+  auto const counts = kept.counts;
+  auto const labels = kept.labels;
+  Kokkos::parallel_for(
+      "sdot::warm::count_neighbours", Policy(space, 0, n), KOKKOS_LAMBDA(int s) {
+        int count = 0;
+        for (int k = 0; k < counts(s); ++k)
+          count += labels(s * capacity + k) >= 0;
+        offsets(s) = count;
+      });
+  int const total = exclusive_scan(space, "sdot::warm::neighbour_offsets",
+                                   Kokkos::subview(offsets, Kokkos::make_pair(0, n)), offsets);
+  graph.slots = Kokkos::View<int*, MemorySpace>(
+      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::warm::neighbours"), total);
+  auto const slots = graph.slots;
+  Kokkos::parallel_for(
+      "sdot::warm::neighbours", Policy(space, 0, n), KOKKOS_LAMBDA(int s) {
+        int next = offsets(s);
+        for (int k = 0; k < counts(s); ++k) {
+          int const j = labels(s * capacity + k);
+          if (j >= 0)
+            slots(next++) = slot_of(j);
+        }
+      });
+  return graph;
+}
+
+/// How a cell of the warm start stands.
+enum WarmState : int {
+  warm_cell = 0,      ///< built from the earlier neighbours, certified so far
+  cell_to_search = 1, ///< to be built by the search
+  searched_cell = 2   ///< built by the search
+};
+
+/// Builds the cell of each tree slot from its earlier neighbours and theirs (the first ones
+/// first: the cell is then nearly final, and most of the others leave it unchanged). A seed
+/// without earlier neighbours (its cell was empty, or had no slot), or whose cell overflows
+/// or has more vertices than a slot holds, is left to the search.
+template <class MemorySpace>
+struct WarmCellsStep {
+  CellsFunctor<MemorySpace> cells; ///< the outputs (no polygon output) and `abandon`
+  SlotPolygons<MemorySpace> kept;
+  NeighbourGraph<MemorySpace> graph;
+  Kokkos::View<int*, MemorySpace> state; ///< by tree slot (WarmState)
+
+  KOKKOS_FUNCTION void operator()(Polygon& cell, int s) const {
+    SeedTree<MemorySpace> const& tree = cells.tree;
+    int const index = tree.index(s);
+    Seed const me = tree.seeds(s);
+    CellSeed const seed{me.x, me.y, me.w, index, s};
+    kept.counts(s) = -1;
+    int const begin = graph.offsets(s), end = graph.offsets(s + 1);
+    if (begin == end || cells.abandon.given_up()) {
+      state(s) = cell_to_search;
+      return;
+    }
+    start_from_domain(cell, seed.x, seed.y, cells.domain_vertices, cells.domain_labels);
+    ClipResult result = ClipResult::unchanged;
+    auto const clip_by_slot = [&](int t, bool revisit) {
+      Seed const other = tree.seeds(t);
+      double const dx = other.x - seed.x, dy = other.y - seed.y;
+      return clip_by_other(cell, seed, tree.index(t), dx * dx + dy * dy, other, result, revisit);
+    };
+    bool stop = false;
+    for (int k = begin; k < end && !stop; ++k)
+      stop = clip_by_slot(graph.slots(k), false);
+    // The neighbours' neighbours: the first ones and some others come several times (an edge
+    // already made by a seed is left as it is).
+    for (int k = begin; k < end && !stop; ++k) {
+      int const j = graph.slots(k);
+      for (int q = graph.offsets(j); q < graph.offsets(j + 1) && !stop; ++q) {
+        int const t = graph.slots(q);
+        if (t != s)
+          stop = clip_by_slot(t, true);
+      }
+    }
+    if (result == ClipResult::overflow || cell.size > kept.capacity) {
+      state(s) = cell_to_search;
+      return;
+    }
+    // Emptied: the true cell, inside this one, is empty too. A measure below `abandon`'s is
+    // below for the true cell too.
+    cells.record(cell, seed);
+    keep_in_slot(kept, s, me, cell);
+    state(s) = warm_cell;
+  }
+};
+
+/// Compares each edge of a kept cell between two seeds with the same edge of the other seed's
+/// cell; where they differ (or the other cell has no slot), the warm cells of the two are
+/// marked in `redo`.
+template <class MemorySpace>
+struct CertifyEdges {
+  SeedTree<MemorySpace> tree;
+  SlotPolygons<MemorySpace> kept;
+  Kokkos::View<int const*, MemorySpace> slot_of;
+  Kokkos::View<int const*, MemorySpace> state;
+  Kokkos::View<int*, MemorySpace> redo; ///< by tree slot
+  double length = 0;                    ///< the domain's diameter
+
+  KOKKOS_FUNCTION void operator()(int s) const {
+    int const own_state = state(s);
+    if (own_state == cell_to_search)
+      return;
+    int const i = tree.index(s);
+    int const size = kept.counts(s);
+    Seed const me = tree.seeds(s);
+    std::size_t const begin = std::size_t(s) * std::size_t(kept.capacity);
+    for (int k = 0; k < size; ++k) {
+      int const j = kept.labels(begin + k);
+      if (j < 0)
+        continue;
+      std::size_t const next = begin + (k + 1 == size ? 0 : k + 1);
+      double const ax = kept.vertices(begin + k, 0), ay = kept.vertices(begin + k, 1);
+      double const bx = kept.vertices(next, 0), by = kept.vertices(next, 1);
+      int const t = slot_of(j);
+      Seed const other = tree.seeds(t);
+      double const tolerance =
+          1e-10 * (length + loom::compat::fabs(ax - me.x) + loom::compat::fabs(ay - me.y) +
+                   loom::compat::fabs(other.x - me.x) + loom::compat::fabs(other.y - me.y));
+      if ((bx - ax) * (bx - ax) + (by - ay) * (by - ay) <= tolerance * tolerance)
+        continue;
+      // The same edge in the other cell runs the other way: from b to a.
+      bool same = false;
+      int const other_size = state(t) == cell_to_search ? -1 : kept.counts(t);
+      std::size_t const other_begin = std::size_t(t) * std::size_t(kept.capacity);
+      for (int q = 0; q < other_size; ++q)
+        if (kept.labels(other_begin + q) == i) {
+          std::size_t const other_next = other_begin + (q + 1 == other_size ? 0 : q + 1);
+          same = loom::compat::fabs(kept.vertices(other_begin + q, 0) - bx) <= tolerance &&
+                 loom::compat::fabs(kept.vertices(other_begin + q, 1) - by) <= tolerance &&
+                 loom::compat::fabs(kept.vertices(other_next, 0) - ax) <= tolerance &&
+                 loom::compat::fabs(kept.vertices(other_next, 1) - ay) <= tolerance;
+          break;
+        }
+      if (same)
+        continue;
+      if (own_state == warm_cell)
+        loom::compat::atomic_max(&redo(s), 1);
+      if (state(t) == warm_cell)
+        loom::compat::atomic_max(&redo(t), 1);
+    }
+  }
+};
+
+/// What build_cells_from_neighbours() did.
+struct WarmReport {
+  CellsReport cells;
+  bool certified = false; ///< false: the cells do not tile the domain, build them all again
+  int warm_cells = 0;     ///< cells kept from the neighbours' clipping
+  int rounds = 0;         ///< certifications that sent cells to the search
+};
+
+/// Builds the cells of `tree` from the neighbour graph of an earlier computation (see the top
+/// of this file), into `out` and the slots `kept` (allocated here). `domain_area` and
+/// `domain_length` (its diameter) for the certification.
+template <class ExecutionSpace, class MemorySpace>
+WarmReport
+build_cells_from_neighbours(ExecutionSpace const& space, SeedTree<MemorySpace> const& tree,
+                            Kokkos::View<double const* [2], MemorySpace> domain_vertices,
+                            Kokkos::View<int const*, MemorySpace> domain_labels, int capacity,
+                            CellOutputs<MemorySpace> const& out, SlotPolygons<MemorySpace>& kept,
+                            NeighbourGraph<MemorySpace> const& graph,
+                            Kokkos::View<int const*, MemorySpace> slot_of, double domain_area,
+                            double domain_length, AbandonBelow<MemorySpace> const& abandon = {}) {
+  using Policy = Kokkos::RangePolicy<ExecutionSpace>;
+  loom::compat::ScopedRegion region("sdot::build_cells_from_neighbours");
+  int const n = tree.size;
+  WarmReport report;
+  int const domain_size = static_cast<int>(domain_vertices.extent(0));
+  int const inline_capacity = inline_polygon_capacity(capacity, domain_size);
+  if (inline_capacity == 0 || n == 0)
+    return report;
+  kept = allocate_slot_polygons(space, n, loom::compat::min(inline_capacity, kept_slot_capacity));
+  Kokkos::View<int*, MemorySpace> state(
+      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::warm::state"), n);
+  Kokkos::View<int*, MemorySpace> redo(Kokkos::view_alloc(space, "sdot::warm::redo"), n);
+  CellOutputs<MemorySpace> plain = out;
+  plain.polygon_offsets = {};
+  CellsFunctor<MemorySpace> step{tree, domain_vertices, domain_labels, {}, plain, {}, abandon};
+  for_each_cell(space, "sdot::warm::cells", WarmCellsStep<MemorySpace>{step, kept, graph, state}, n,
+                inline_capacity);
+  report.cells.final_capacity = inline_capacity;
+  int overflow_capacity = inline_capacity;
+  constexpr int max_rounds = 4; // then every cell left goes to the search
+  bool many_failed = false;
+  while (true) {
+    if (abandoned(space, abandon)) {
+      report.cells.abandoned = true;
+      return report;
+    }
+    // The cells to search: built with their slots, those that overflow at larger capacities.
+    auto const to_search = items_where(
+        space, "sdot::warm::to_search", n,
+        KOKKOS_LAMBDA(int s) { return state(s) == cell_to_search; });
+    int const count = static_cast<int>(to_search.extent(0));
+    if (count > 0) {
+      Kokkos::View<int*, MemorySpace> overflowed(
+          Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::warm::overflowed"), count);
+      CellsFunctor<MemorySpace> search = step;
+      search.items = to_search;
+      search.overflowed = overflowed;
+      for_each_cell(space, "sdot::warm::search", SlotCellsStep<MemorySpace>{search, kept}, count,
+                    inline_capacity);
+      CellsReport rebuilt;
+      rebuild_overflowed_cells(space, search, overflowed, count, 2 * inline_capacity, true,
+                               rebuilt);
+      report.cells.overflowed_cells += rebuilt.overflowed_cells;
+      report.cells.reruns += rebuilt.reruns;
+      overflow_capacity = loom::compat::max(overflow_capacity, rebuilt.final_capacity);
+      Kokkos::parallel_for(
+          "sdot::warm::searched", Policy(space, 0, count),
+          KOKKOS_LAMBDA(int k) { state(to_search(k)) = searched_cell; });
+      if (abandoned(space, abandon)) {
+        report.cells.abandoned = true;
+        return report;
+      }
+    }
+    // Certify: the warm cells whose edges disagree with their neighbours' go to the search.
+    Kokkos::parallel_for(
+        "sdot::warm::certify", Policy(space, 0, n),
+        CertifyEdges<MemorySpace>{tree, kept, slot_of, state, redo, domain_length});
+    int failed = 0;
+    bool const last = report.rounds == max_rounds || many_failed;
+    Kokkos::parallel_reduce(
+        "sdot::warm::failed", Policy(space, 0, n),
+        KOKKOS_LAMBDA(int s, int& c) {
+          if (redo(s) || (last && state(s) == warm_cell)) {
+            state(s) = cell_to_search;
+            redo(s) = 0;
+            ++c;
+          }
+        },
+        failed);
+    if (failed == 0)
+      break;
+    ++report.rounds;
+    many_failed = failed > n / 4; // the weights changed much: the rest by the search at once
+  }
+  report.cells.final_capacity = overflow_capacity;
+  Kokkos::parallel_reduce(
+      "sdot::warm::count_warm", Policy(space, 0, n),
+      KOKKOS_LAMBDA(int s, int& c) { c += state(s) == warm_cell; }, report.warm_cells);
+  double sum = 0;
+  auto const measures = out.measures;
+  Kokkos::parallel_reduce(
+      "sdot::warm::sum", Policy(space, 0, n),
+      KOKKOS_LAMBDA(int i, double& partial) { partial += measures(i); }, sum);
+  report.certified = loom::compat::fabs(sum - domain_area) <= 1e-9 * domain_area;
+  list_unslotted_cells(space, tree, kept, overflow_capacity);
+  return report;
+}
+
+} // namespace sdot::detail
