@@ -242,7 +242,6 @@ build_cells_from_neighbours(ExecutionSpace const& space, SeedTree<MemorySpace> c
   report.cells.final_capacity = inline_capacity;
   int overflow_capacity = inline_capacity;
   constexpr int max_rounds = 4; // then every cell left goes to the search
-  bool many_failed = false;
   while (true) {
     if (abandoned(space, abandon)) {
       report.cells.abandoned = true;
@@ -280,11 +279,10 @@ build_cells_from_neighbours(ExecutionSpace const& space, SeedTree<MemorySpace> c
         "sdot::warm::certify", Policy(space, 0, n),
         CertifyEdges<MemorySpace>{tree, kept, slot_of, state, redo, domain_length});
     int failed = 0;
-    bool const last = report.rounds == max_rounds || many_failed;
     Kokkos::parallel_reduce(
         "sdot::warm::failed", Policy(space, 0, n),
         KOKKOS_LAMBDA(int s, int& c) {
-          if (redo(s) || (last && state(s) == warm_cell)) {
+          if (redo(s)) {
             state(s) = cell_to_search;
             redo(s) = 0;
             ++c;
@@ -294,7 +292,13 @@ build_cells_from_neighbours(ExecutionSpace const& space, SeedTree<MemorySpace> c
     if (failed == 0)
       break;
     ++report.rounds;
-    many_failed = failed > n / 4; // the weights changed much: the rest by the search at once
+    // Many rounds, or the weights changed much: every warm cell left goes to the search now.
+    if (report.rounds >= max_rounds || failed > n / 4)
+      Kokkos::parallel_for(
+          "sdot::warm::search_the_rest", Policy(space, 0, n), KOKKOS_LAMBDA(int s) {
+            if (state(s) == warm_cell)
+              state(s) = cell_to_search;
+          });
   }
   report.cells.final_capacity = overflow_capacity;
   Kokkos::parallel_reduce(
