@@ -250,8 +250,10 @@ public:
 
   /// New weights for the same seeds (whole input; one per seed; the positions' values must be
   /// those given to the constructor). The next computation gives
-  /// what a new PowerDiagram would, and with one box keeps the spatial index (its order and
-  /// grids depend on the positions only: the weight bounds are updated, ~10 % of a diagram).
+  /// what a new PowerDiagram would (bit for bit; to round-off with options().warm_start, which
+  /// starts from this computation's neighbours), and with one box keeps the spatial index (its
+  /// order and grids depend on the positions only: the weight bounds are updated, ~10 % of a
+  /// diagram).
   /// @throws std::invalid_argument for a size mismatch or a non-finite weight (its index);
   /// nothing changes then
   template <class I = Input, class = std::enable_if_t<std::is_same<I, WholeInput>::value>>
