@@ -329,19 +329,6 @@ private:
                                   std::to_string(options_.leaf_size) + " must be at least 2");
   }
 
-  /// The diagonal of the domain's bounding box.
-  double domain_length() const {
-    double lo[2] = {std::numeric_limits<double>::infinity(),
-                    std::numeric_limits<double>::infinity()};
-    double hi[2] = {-lo[0], -lo[1]};
-    for (auto const& v : domain_.vertices)
-      for (int a = 0; a < 2; ++a) {
-        lo[a] = std::fmin(lo[a], v[a]);
-        hi[a] = std::fmax(hi[a], v[a]);
-      }
-    return std::hypot(hi[0] - lo[0], hi[1] - lo[1]);
-  }
-
   Kokkos::View<double const* [2], memory_space> const_domain_vertices() const {
     return domain_vertices_;
   } Kokkos::View<int const*, memory_space> const_domain_labels() const {
@@ -429,10 +416,11 @@ private:
       auto const warm = detail::build_cells_from_neighbours(
           space_, tree_, const_domain_vertices(), const_domain_labels(), options_.vertex_capacity,
           outputs_, kept_, neighbours_, Kokkos::View<int const*, memory_space>(slot_of_index_),
-          domain_.area, domain_length(), abandon);
+          domain_.area, std::hypot(domain_.hi[0] - domain_.lo[0], domain_.hi[1] - domain_.lo[1]),
+          abandon);
       report = warm.cells;
       built = warm.certified || warm.cells.abandoned;
-      statistics_.warm_cells = warm.warm_cells;
+      statistics_.warm_cells = warm.certified ? warm.warm_cells : 0; // else all built again
       statistics_.warm_rounds = warm.rounds;
     }
     if (!built)

@@ -64,14 +64,23 @@ struct CellsCheck {
   double value = 0;
 };
 
+/// The sum of the measures.
+template <class ExecutionSpace, class Measures>
+double measures_sum(ExecutionSpace const& space, Measures const& measures) {
+  double sum = 0;
+  Kokkos::parallel_reduce(
+      "sdot::validate::measures_sum",
+      Kokkos::RangePolicy<ExecutionSpace>(space, 0, static_cast<int>(measures.extent(0))),
+      KOKKOS_LAMBDA(int i, double& s) { s += measures(i); }, sum);
+  return sum;
+}
+
 /// Sums the measures and looks for a non-finite measure or centroid.
 template <class ExecutionSpace, class Measures, class Centroids>
 CellsCheck check_cells(ExecutionSpace const& space, Measures measures, Centroids centroids) {
   int const n = static_cast<int>(measures.extent(0));
   CellsCheck check;
-  Kokkos::parallel_reduce(
-      "sdot::validate::measures_sum", Kokkos::RangePolicy<ExecutionSpace>(space, 0, n),
-      KOKKOS_LAMBDA(int i, double& s) { s += measures(i); }, check.sum);
+  check.sum = measures_sum(space, measures);
   check.first_non_finite = first_non_finite(space, centroids, measures);
   if (check.first_non_finite < n) {
     auto const m = Kokkos::subview(measures, check.first_non_finite);

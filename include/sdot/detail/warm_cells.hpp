@@ -15,6 +15,7 @@
 
 #include <sdot/detail/kept_polygons.hpp>
 #include <sdot/detail/scan.hpp>
+#include <sdot/detail/validate.hpp>
 
 #include <Kokkos_Core.hpp>
 
@@ -116,9 +117,7 @@ struct WarmCellsStep {
     start_from_domain(cell, seed.x, seed.y, cells.domain_vertices, cells.domain_labels);
     ClipResult result = ClipResult::unchanged;
     auto const clip_by_slot = [&](int t, bool revisit) {
-      Seed const other = tree.seeds(t);
-      double const dx = other.x - seed.x, dy = other.y - seed.y;
-      return clip_by_other(cell, seed, tree.index(t), dx * dx + dy * dy, other, result, revisit);
+      return clip_by_slots(cell, seed, tree, t, t + 1, result, revisit);
     };
     bool stop = false;
     for (int k = begin; k < end && !stop; ++k)
@@ -155,12 +154,11 @@ struct CertifyEdges {
   Kokkos::View<int const*, MemorySpace> slot_of;
   Kokkos::View<int const*, MemorySpace> state;
   Kokkos::View<int*, MemorySpace> redo; ///< by tree slot
-  double length = 0;                    ///< the domain's diameter
+  double length = 0;                    ///< the diagonal of the domain's bounding box
 
+  /// Called once every cell is built (warm or searched).
   KOKKOS_FUNCTION void operator()(int s) const {
     int const own_state = state(s);
-    if (own_state == cell_to_search)
-      return;
     int const i = tree.index(s);
     int const size = kept.counts(s);
     Seed const me = tree.seeds(s);
@@ -181,7 +179,7 @@ struct CertifyEdges {
         continue;
       // The same edge in the other cell runs the other way: from b to a.
       bool same = false;
-      int const other_size = state(t) == cell_to_search ? -1 : kept.counts(t);
+      int const other_size = kept.counts(t);
       std::size_t const other_begin = std::size_t(t) * std::size_t(kept.capacity);
       for (int q = 0; q < other_size; ++q)
         if (kept.labels(other_begin + q) == i) {
@@ -212,7 +210,7 @@ struct WarmReport {
 
 /// Builds the cells of `tree` from the neighbour graph of an earlier computation (see the top
 /// of this file), into `out` and the slots `kept` (allocated here). `domain_area` and
-/// `domain_length` (its diameter) for the certification.
+/// `domain_length` (the diagonal of its bounding box) for the certification.
 template <class ExecutionSpace, class MemorySpace>
 WarmReport
 build_cells_from_neighbours(ExecutionSpace const& space, SeedTree<MemorySpace> const& tree,
@@ -304,12 +302,8 @@ build_cells_from_neighbours(ExecutionSpace const& space, SeedTree<MemorySpace> c
   Kokkos::parallel_reduce(
       "sdot::warm::count_warm", Policy(space, 0, n),
       KOKKOS_LAMBDA(int s, int& c) { c += state(s) == warm_cell; }, report.warm_cells);
-  double sum = 0;
-  auto const measures = out.measures;
-  Kokkos::parallel_reduce(
-      "sdot::warm::sum", Policy(space, 0, n),
-      KOKKOS_LAMBDA(int i, double& partial) { partial += measures(i); }, sum);
-  report.certified = loom::compat::fabs(sum - domain_area) <= 1e-9 * domain_area;
+  report.certified =
+      loom::compat::fabs(measures_sum(space, out.measures) - domain_area) <= 1e-9 * domain_area;
   list_unslotted_cells(space, tree, kept, overflow_capacity);
   return report;
 }
