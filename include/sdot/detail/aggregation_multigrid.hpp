@@ -245,10 +245,9 @@ MultigridLevel<MemorySpace> mg_coarsen(ExecutionSpace const& space,
   return coarse;
 }
 
-/// Aggregates of consecutive groups of `size` nodes in `order` (identity when empty).
+/// Aggregates of consecutive groups of `size` nodes.
 template <class ExecutionSpace, class MemorySpace>
-int mg_aggregate(ExecutionSpace const& space, MultigridLevel<MemorySpace>& level,
-                 Kokkos::View<int*, MemorySpace> order, int size) {
+int mg_aggregate(ExecutionSpace const& space, MultigridLevel<MemorySpace>& level, int size) {
   using Policy = Kokkos::RangePolicy<ExecutionSpace>;
   int const n = level.size;
   int const coarse_size = (n + size - 1) / size;
@@ -262,12 +261,10 @@ int mg_aggregate(ExecutionSpace const& space, MultigridLevel<MemorySpace>& level
   auto const aggregate = level.aggregate;
   auto const offsets = level.member_offsets;
   auto const members = level.members;
-  bool const identity = order.extent(0) == 0;
   Kokkos::parallel_for(
       "sdot::mg::aggregate", Policy(space, 0, n), KOKKOS_LAMBDA(int p) {
-        int const node = identity ? p : order(p);
-        members(p) = node;
-        aggregate(node) = p / size;
+        members(p) = p;
+        aggregate(p) = p / size;
       });
   Kokkos::parallel_for(
       "sdot::mg::member_offsets", Policy(space, 0, coarse_size + 1),
@@ -275,14 +272,20 @@ int mg_aggregate(ExecutionSpace const& space, MultigridLevel<MemorySpace>& level
   return coarse_size;
 }
 
-/// The finest level: a copy of `matrix` with the inverse of `diagonal`.
+/// The finest level: `matrix` with its rows and columns renumbered along `order` (p ↦ row;
+/// identity when empty; columns ≥ its rows, other processes', are kept as they are), each row's
+/// entries in their order (the same sums, in the same order, as in `matrix`), with the inverse
+/// of `diagonal`. The coarse levels keep that numbering, so that every level is read in
+/// sequence.
 template <class ExecutionSpace, class Matrix, class Diagonal>
 MultigridLevel<typename ExecutionSpace::memory_space>
-mg_fine_level(ExecutionSpace const& space, Matrix const& matrix, Diagonal const& diagonal) {
+mg_fine_level(ExecutionSpace const& space, Matrix const& matrix, Diagonal const& diagonal,
+              Kokkos::View<int*, typename ExecutionSpace::memory_space> order) {
   using memory_space = typename ExecutionSpace::memory_space;
   using Policy = Kokkos::RangePolicy<ExecutionSpace>;
   int const n = static_cast<int>(matrix.numRows());
   int const nnz = static_cast<int>(matrix.nnz());
+  bool const identity = order.extent(0) == 0;
   MultigridLevel<memory_space> fine;
   fine.size = n;
   fine.row_map = Kokkos::View<int*, memory_space>(
@@ -293,6 +296,8 @@ mg_fine_level(ExecutionSpace const& space, Matrix const& matrix, Diagonal const&
       Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::mg::values"), nnz);
   fine.inverse_diagonal = Kokkos::View<double*, memory_space>(
       Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::mg::inverse_diagonal"), n);
+  Kokkos::View<int*, memory_space> position(
+      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::mg::position"), n);
   auto const in_map = matrix.graph.row_map;
   auto const in_columns = matrix.graph.entries;
   auto const in_values = matrix.values;
@@ -301,17 +306,24 @@ mg_fine_level(ExecutionSpace const& space, Matrix const& matrix, Diagonal const&
   auto const values = fine.values;
   auto const inverse_diagonal = fine.inverse_diagonal;
   Kokkos::parallel_for(
-      "sdot::mg::copy_map", Policy(space, 0, n + 1),
-      KOKKOS_LAMBDA(int i) { row_map(i) = static_cast<int>(in_map(i)); });
-  Kokkos::parallel_for(
-      "sdot::mg::copy_entries", Policy(space, 0, nnz), KOKKOS_LAMBDA(int e) {
-        columns(e) = static_cast<int>(in_columns(e));
-        values(e) = in_values(e);
+      "sdot::mg::fine_rows", Policy(space, 0, n), KOKKOS_LAMBDA(int p) {
+        int const row = identity ? p : order(p);
+        position(row) = p;
+        row_map(p) = static_cast<int>(in_map(row + 1) - in_map(row));
+        double const d = diagonal(row);
+        inverse_diagonal(p) = d > 0 ? 1 / d : 1.0;
       });
+  exclusive_scan(space, "sdot::mg::fine_row_map", Kokkos::subview(row_map, Kokkos::make_pair(0, n)),
+                 row_map);
   Kokkos::parallel_for(
-      "sdot::mg::inverse_diagonal", Policy(space, 0, n), KOKKOS_LAMBDA(int i) {
-        double const d = diagonal(i);
-        inverse_diagonal(i) = d > 0 ? 1 / d : 1.0;
+      "sdot::mg::fine_entries", Policy(space, 0, n), KOKKOS_LAMBDA(int p) {
+        int const row = identity ? p : order(p);
+        int e = row_map(p);
+        for (auto k = in_map(row); k < in_map(row + 1); ++k, ++e) {
+          int const c = static_cast<int>(in_columns(k));
+          columns(e) = c < n ? position(c) : c;
+          values(e) = in_values(k);
+        }
       });
   return fine;
 }
@@ -337,12 +349,11 @@ public:
                        AggregationOptions const& options = {})
       : options_(options) {
     loom::compat::ScopedRegion region("sdot::AggregationMultigrid::setup");
-    levels_.push_back(mg_fine_level(space, matrix, diagonal));
+    order_ = order;
+    levels_.push_back(mg_fine_level(space, matrix, diagonal, order));
     while (levels_.back().size > options_.coarsest_size && options_.aggregate_size > 1) {
       auto& level = levels_.back();
-      int const coarse_size = mg_aggregate(
-          space, level, levels_.size() == 1 ? order : Kokkos::View<int*, memory_space>(),
-          options_.aggregate_size);
+      int const coarse_size = mg_aggregate(space, level, options_.aggregate_size);
       auto coarse = mg_coarsen(space, level, coarse_size);
       levels_.push_back(coarse);
     }
@@ -372,7 +383,21 @@ public:
   template <class R, class Z>
   void apply(ExecutionSpace const& space, R const& r, Z const& z) const {
     loom::compat::ScopedRegion region("sdot::AggregationMultigrid::apply");
-    cycle(space, 0, r, z);
+    if (order_.extent(0) == 0) {
+      cycle(space, 0, r, z);
+      return;
+    }
+    // The levels are numbered along order_: r in that numbering, and z back from it.
+    auto const& fine = levels_[0];
+    auto const order = order_;
+    auto const b = fine.b, x = fine.x;
+    Kokkos::parallel_for(
+        "sdot::mg::to_levels", Kokkos::RangePolicy<ExecutionSpace>(space, 0, fine.size),
+        KOKKOS_LAMBDA(int p) { b(p) = r(order(p)); });
+    cycle(space, 0, b, x);
+    Kokkos::parallel_for(
+        "sdot::mg::from_levels", Kokkos::RangePolicy<ExecutionSpace>(space, 0, fine.size),
+        KOKKOS_LAMBDA(int p) { z(order(p)) = x(p); });
   }
 
   /// x ≈ A_l⁻¹ b on level l: smooth from zero, restrict the residual, solve the next level
@@ -495,6 +520,7 @@ public:
 
 private:
   AggregationOptions options_;
+  Kokkos::View<int*, memory_space> order_; ///< the levels' numbering: p ↦ row of the matrix
   std::vector<MultigridLevel<memory_space>> levels_;
   Kokkos::View<double**, Kokkos::LayoutRight, memory_space> factor_;
 };
