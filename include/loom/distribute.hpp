@@ -9,8 +9,10 @@
 
 #include <Kokkos_Core.hpp>
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace loom {
@@ -56,13 +58,14 @@ struct DistributeScan {
   }
 };
 
-template <class Dest, class Hist, class Starts, class In, class Out>
+template <class Dest, class Hist, class Starts, class In, class Out, class Lengths>
 struct DistributePlace {
   Dest dest;
   Hist hist;
   Starts starts; // [size] first sorted row of each destination
   In in;
   Out out;
+  Lengths lengths, sorted_lengths; // empty: every row is whole
   std::int64_t n, chunk, cols;
   KOKKOS_FUNCTION void operator()(std::int64_t c) const {
     std::int64_t const end = (c + 1) * chunk < n ? (c + 1) * chunk : n;
@@ -71,8 +74,56 @@ struct DistributePlace {
       if (d < 0)
         continue;
       std::int64_t const to = starts(d) + hist(c, d)++;
-      for (std::int64_t k = 0; k < cols; ++k)
+      std::int64_t const used = lengths.extent(0) ? lengths(i) : cols;
+      if (lengths.extent(0))
+        sorted_lengths(to) = used;
+      for (std::int64_t k = 0; k < used; ++k)
         out(to, k) = in(i, k);
+    }
+  }
+};
+
+// Offsets of rows of `lengths` values laid back to back ([m + 1]); values_per[p]: the values of
+// the rows_per[p] rows that follow those of p − 1.
+template <class ExecSpace, class LengthView>
+LengthView compact_offsets(ExecSpace const& space, LengthView const& lengths,
+                           std::vector<std::int64_t> const& rows_per,
+                           std::vector<std::int64_t>& values_per) {
+  std::int64_t const m = static_cast<std::int64_t>(lengths.extent(0));
+  LengthView offsets(
+      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "loom::distribute::offsets"), m + 1);
+  Kokkos::parallel_scan(
+      "loom::distribute::offsets",
+      Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>(space, 0, m + 1),
+      KOKKOS_LAMBDA(std::int64_t r, std::int64_t & sum, bool final) {
+        if (final)
+          offsets(r) = sum;
+        if (r < m)
+          sum += lengths(r);
+      });
+  auto const offsets_host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), offsets);
+  values_per.assign(rows_per.size(), 0);
+  std::int64_t row = 0;
+  for (std::size_t p = 0; p < rows_per.size(); ++p) {
+    values_per[p] = offsets_host(row + rows_per[p]) - offsets_host(row);
+    row += rows_per[p];
+  }
+  return offsets;
+}
+
+// Row r's first lengths(r) values to or from a contiguous buffer, at offsets(r).
+template <class Rows, class Buffer, class Offsets, class Lengths, bool Pack>
+struct DistributeCompact {
+  Rows rows;
+  Buffer buffer;
+  Offsets offsets;
+  Lengths lengths;
+  KOKKOS_FUNCTION void operator()(std::int64_t r) const {
+    for (std::int64_t k = 0; k < static_cast<std::int64_t>(lengths(r)); ++k) {
+      if constexpr (Pack)
+        buffer(offsets(r) + k) = rows(r, k);
+      else
+        rows(r, k) = buffer(offsets(r) + k);
     }
   }
 };
@@ -84,10 +135,16 @@ struct DistributePlace {
 /// process makes every process throw the same loom::Error. Rows between local ranks of one
 /// process never go through MPI. Deterministic: the order of the result depends only on the
 /// inputs.
-template <class ExecSpace, class T, class DestView>
+///
+/// With `lengths` (one per row, in [0, cols]), only the first lengths(i) values of row i are
+/// sent: a received row holds them, and what follows them is unspecified. Rows of varying
+/// length then cost what they hold, not the widest row, in memory traffic and over MPI (the
+/// lengths travel with them: one more integer per row).
+template <class ExecSpace, class T, class DestView, class Lengths = std::nullptr_t>
 Distributed<T, typename ExecSpace::memory_space>
 distribute(ExecSpace const& space, Ranks const& ranks, DestView const& dest,
-           Kokkos::View<T**, Kokkos::LayoutRight, typename ExecSpace::memory_space> const& rows) {
+           Kokkos::View<T**, Kokkos::LayoutRight, typename ExecSpace::memory_space> const& rows,
+           Lengths const& lengths = nullptr) {
   using MemSpace = typename ExecSpace::memory_space;
   using Policy = Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>;
   static_assert(Kokkos::SpaceAccessibility<ExecSpace, typename DestView::memory_space>::accessible,
@@ -99,14 +156,33 @@ distribute(ExecSpace const& space, Ranks const& ranks, DestView const& dest,
   int const local = ranks.local_count();
   int const processes = ranks.process_count();
 
+  constexpr bool partial = !std::is_same_v<Lengths, std::nullptr_t>;
+  using LengthView = Kokkos::View<std::int64_t*, MemSpace>;
+  LengthView given_lengths; // lengths as int64 (partial rows only)
+  bool lengths_ok = true;
+  if constexpr (partial) {
+    lengths_ok = static_cast<std::int64_t>(lengths.extent(0)) == n;
+    if (lengths_ok) {
+      given_lengths = LengthView(
+          Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "loom::distribute::lengths"), n);
+      Kokkos::parallel_for(
+          "loom::distribute::lengths", Policy(space, 0, n),
+          KOKKOS_LAMBDA(std::int64_t i) { given_lengths(i) = lengths(i); });
+    }
+  }
   int bad = 0;
   Kokkos::parallel_reduce(
-      "loom::distribute::check", Policy(space, 0, n),
-      KOKKOS_LAMBDA(std::int64_t i, int& b) { b += dest(i) < -1 || dest(i) >= size; }, bad);
-  ranks.agree(bad == 0 && static_cast<std::int64_t>(dest.extent(0)) == n,
+      "loom::distribute::check", Policy(space, 0, lengths_ok ? n : 0),
+      KOKKOS_LAMBDA(std::int64_t i, int& b) {
+        b += dest(i) < -1 || dest(i) >= size ||
+             (partial && (given_lengths(i) < 0 || given_lengths(i) > cols));
+      },
+      bad);
+  ranks.agree(bad == 0 && static_cast<std::int64_t>(dest.extent(0)) == n && lengths_ok,
               "loom::distribute: " + std::to_string(bad) +
                   " rows have a destination outside [-1, " + std::to_string(size) +
-                  ") or dest and rows differ in length");
+                  ") or a length outside [0, " + std::to_string(cols) +
+                  "], or dest, lengths and rows differ in length");
 
   // Stable counting sort by destination rank.
   int const threads = compat::concurrency(space);
@@ -136,10 +212,16 @@ distribute(ExecSpace const& space, Ranks const& ranks, DestView const& dest,
   RowsView sorted(
       Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "loom::distribute::sorted"),
       starts[size], cols);
+  LengthView sorted_lengths;
+  if (partial)
+    sorted_lengths = LengthView(
+        Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "loom::distribute::sorted_lengths"),
+        starts[size]);
   Kokkos::parallel_for(
       "loom::distribute::place", Policy(space, 0, chunks),
-      detail::DistributePlace<DestView, decltype(hist), decltype(starts_view), RowsView, RowsView>{
-          dest, hist, starts_view, rows, sorted, n, chunk, cols});
+      detail::DistributePlace<DestView, decltype(hist), decltype(starts_view), RowsView, RowsView,
+                              LengthView>{dest, hist, starts_view, rows, sorted, given_lengths,
+                                          sorted_lengths, n, chunk, cols});
   space.fence();
 
   Distributed<T, MemSpace> result;
@@ -170,15 +252,53 @@ distribute(ExecSpace const& space, Ranks const& ranks, DestView const& dest,
   RowsView incoming(
       Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "loom::distribute::incoming"),
       received, cols);
+  // Sends `count` elements of `elem_bytes` from `send` (device) to `recv` (device).
+  auto alltoallv = [&](auto const& send, std::vector<std::int64_t> const& send_elems,
+                       auto const& recv, std::vector<std::int64_t> const& recv_elems,
+                       std::size_t elem_bytes) {
 #ifdef LOOM_ENABLE_GPU_AWARE_MPI
-  ranks.alltoallv_bytes(sorted.data(), send_counts, incoming.data(), recv_counts, cols * sizeof(T));
+    space.fence();
+    ranks.alltoallv_bytes(send.data(), send_elems, recv.data(), recv_elems, elem_bytes);
 #else
-  auto sorted_host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), sorted);
-  auto incoming_host = compat::host_mirror_no_init(incoming);
-  ranks.alltoallv_bytes(sorted_host.data(), send_counts, incoming_host.data(), recv_counts,
-                        cols * sizeof(T));
-  Kokkos::deep_copy(space, incoming, incoming_host);
+    auto send_host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), send);
+    auto recv_host = compat::host_mirror_no_init(recv);
+    ranks.alltoallv_bytes(send_host.data(), send_elems, recv_host.data(), recv_elems, elem_bytes);
+    Kokkos::deep_copy(space, recv, recv_host);
 #endif
+  };
+  if constexpr (!partial) {
+    alltoallv(sorted, send_counts, incoming, recv_counts, cols * sizeof(T));
+  } else {
+    // The lengths first, then the values they cover, back to back.
+    LengthView incoming_lengths(Kokkos::view_alloc(space, Kokkos::WithoutInitializing,
+                                                   "loom::distribute::incoming_lengths"),
+                                received);
+    alltoallv(sorted_lengths, send_counts, incoming_lengths, recv_counts, sizeof(std::int64_t));
+    std::vector<std::int64_t> send_values, recv_values;
+    auto const send_offsets =
+        detail::compact_offsets(space, sorted_lengths, send_counts, send_values);
+    auto const recv_offsets =
+        detail::compact_offsets(space, incoming_lengths, recv_counts, recv_values);
+    std::int64_t send_total = 0, recv_total = 0;
+    for (auto v : send_values)
+      send_total += v;
+    for (auto v : recv_values)
+      recv_total += v;
+    using Buffer = Kokkos::View<T*, MemSpace>;
+    Buffer send_buffer(
+        Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "loom::distribute::send_values"),
+        send_total);
+    Buffer recv_buffer(
+        Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "loom::distribute::recv_values"),
+        recv_total);
+    Kokkos::parallel_for("loom::distribute::pack", Policy(space, 0, starts[size]),
+                         detail::DistributeCompact<RowsView, Buffer, LengthView, LengthView, true>{
+                             sorted, send_buffer, send_offsets, sorted_lengths});
+    alltoallv(send_buffer, send_values, recv_buffer, recv_values, sizeof(T));
+    Kokkos::parallel_for("loom::distribute::unpack", Policy(space, 0, received),
+                         detail::DistributeCompact<RowsView, Buffer, LengthView, LengthView, false>{
+                             incoming, recv_buffer, recv_offsets, incoming_lengths});
+  }
   (void)first;
   // Regroup: local rank l gets, for each source process p in order, p's rows for l.
   result.offsets.assign(local + 1, 0);

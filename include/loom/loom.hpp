@@ -5,6 +5,7 @@
 /// See docs/loom.md.
 
 #include <loom/capacity.hpp>
+#include <loom/distribute.hpp>
 #include <loom/error.hpp>
 #include <loom/exchange.hpp>
 #include <loom/kokkos_compat.hpp>

@@ -75,9 +75,11 @@ struct PowerDiagramStatistics {
   int ranks = 1;            ///< ranks (boxes) that computed the diagram
   int rounds = 0;           ///< rounds of travelling cells
   long travelled_cells = 0; ///< messages sent by all the ranks (cells, copies and answers)
-  long bytes_sent = 0;      ///< bytes of messages and results sent to other ranks, all ranks
-  int reruns = 0;           ///< rounds cut again because a polygon overflowed (msg_capacity)
-  int msg_capacity = 0;     ///< final sizes (kept for the next call)
+  /// Bytes sent by all the ranks: the travelling cells' messages between ranks (what each
+  /// holds, and its length), and the seeds and results that go to another process.
+  long bytes_sent = 0;
+  int reruns = 0;       ///< rounds cut again because a polygon overflowed (msg_capacity)
+  int msg_capacity = 0; ///< final sizes (kept for the next call)
   int inbox_capacity = 0;
   int warm_cells = 0;  ///< warm_start: cells kept from their earlier neighbours' clipping
   int warm_rounds = 0; ///< warm_start: certifications that sent cells to the search

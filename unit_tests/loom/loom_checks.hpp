@@ -140,6 +140,58 @@ void check_exchange(loom::Ranks const& r, int capacity) {
     }
 }
 
+// ---- distribute ----------------------------------------------------------------------------
+// Rows of `wide` columns; with `partial`, row i of rank g holds (g + i) % (wide + 1) values
+// and what follows them is junk, which must not matter. Local rank l receives, from each rank
+// in increasing order, the rows it sent to l in their order. A length outside [0, wide] on
+// one rank makes every process throw.
+template <class T>
+void check_distribute(loom::Ranks const& r, bool partial) {
+  int const wide = 5;
+  auto length_of = [&](int g, int i) { return partial ? (g + i) % (wide + 1) : wide; };
+  std::vector<std::int64_t> offsets{0};
+  for (int l = 0; l < r.local_count(); ++l)
+    offsets.push_back(offsets.back() + rows_of(r.rank(l), r.size()));
+  std::int64_t const n = offsets.back();
+  Kokkos::View<int*, Mem> dest("dest", n), lengths("lengths", n);
+  Kokkos::View<T**, Kokkos::LayoutRight, Mem> rows("rows", n, wide);
+  auto hd = Kokkos::create_mirror_view(dest);
+  auto hl = Kokkos::create_mirror_view(lengths);
+  auto hr = Kokkos::create_mirror_view(rows);
+  for (int l = 0; l < r.local_count(); ++l)
+    for (int i = 0; i < rows_of(r.rank(l), r.size()); ++i) {
+      std::int64_t const k = offsets[l] + i;
+      hd(k) = dest_of(r.rank(l), i, r.size());
+      hl(k) = length_of(r.rank(l), i);
+      for (int c = 0; c < wide; ++c)
+        hr(k, c) = c < hl(k) ? value_of<T>(r.rank(l), i, c) : T(-7);
+    }
+  Kokkos::deep_copy(dest, hd);
+  Kokkos::deep_copy(lengths, hl);
+  Kokkos::deep_copy(rows, hr);
+  auto const got = partial ? loom::distribute(Exec(), r, dest, rows, lengths)
+                           : loom::distribute(Exec(), r, dest, rows);
+  auto const data = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), got.rows);
+  EXPECT_EQ(got.offsets.size(), std::size_t(r.local_count() + 1));
+  for (int l = 0; l < r.local_count() && got.offsets.size() == std::size_t(r.local_count() + 1);
+       ++l) {
+    std::int64_t k = got.offsets[l];
+    for (int g = 0; g < r.size(); ++g)
+      for (int i : rows_to(g, r.rank(l), r.size())) {
+        for (int c = 0; c < length_of(g, i) && k < got.offsets[l + 1]; ++c)
+          EXPECT_EQ(data(k, c), value_of<T>(g, i, c))
+              << "rank " << r.rank(l) << " from " << g << " row " << i << " value " << c;
+        ++k;
+      }
+    EXPECT_EQ(k, got.offsets[l + 1]) << "rank " << r.rank(l);
+  }
+  if (partial && r.local_count() > 0) {
+    if (r.rank(0) == 0 && n > 0)
+      Kokkos::deep_copy(Kokkos::subview(lengths, 0), wide + 1);
+    EXPECT_THROW(loom::distribute(Exec(), r, dest, rows, lengths), loom::Error);
+  }
+}
+
 // Nothing to send anywhere: every row dropped.
 inline void check_exchange_empty(loom::Ranks const& r) {
   Kokkos::View<int*, Mem> dest("dest", 5 * r.local_count());

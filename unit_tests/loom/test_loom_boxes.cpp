@@ -26,6 +26,15 @@ TEST_P(Boxes, RouteLongOverflow) {
 TEST_P(Boxes, RouteDouble) {
   loom_test::check_route<double>(ranks(), 2);
 }
+TEST_P(Boxes, DistributeWholeRows) {
+  loom_test::check_distribute<double>(ranks(), false);
+}
+TEST_P(Boxes, DistributeRowsOfVaryingLength) {
+  loom_test::check_distribute<double>(ranks(), true);
+}
+TEST_P(Boxes, DistributeLongRowsOfVaryingLength) {
+  loom_test::check_distribute<long>(ranks(), true);
+}
 TEST_P(Boxes, ExchangeLong) {
   loom_test::check_exchange<long>(ranks(), 64);
 }

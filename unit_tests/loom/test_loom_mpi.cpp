@@ -28,6 +28,15 @@ TEST_P(Mpi, RouteInt) {
 TEST_P(Mpi, RouteLongOverflow) {
   loom_test::check_route<long>(ranks(), 4);
 }
+TEST_P(Mpi, DistributeWholeRows) {
+  loom_test::check_distribute<double>(ranks(), false);
+}
+TEST_P(Mpi, DistributeRowsOfVaryingLength) {
+  loom_test::check_distribute<double>(ranks(), true);
+}
+TEST_P(Mpi, DistributeLongRowsOfVaryingLength) {
+  loom_test::check_distribute<long>(ranks(), true);
+}
 TEST_P(Mpi, ExchangeLong) {
   loom_test::check_exchange<long>(ranks(), 64);
 }

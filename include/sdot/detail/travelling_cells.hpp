@@ -130,6 +130,14 @@ struct MessageLayout {
   KOKKOS_INLINE_FUNCTION int vertex(int k) const { return header + 3 * k; }
   KOKKOS_INLINE_FUNCTION int cut(int k) const { return header + 4 * k; }
   KOKKOS_INLINE_FUNCTION int cols() const { return header + body; }
+  /// The doubles of message row `row` that hold something: what is sent of it.
+  template <class Rows>
+  KOKKOS_INLINE_FUNCTION static int used(Rows const& rows, int row) {
+    int const items = static_cast<int>(rows(row, count));
+    if (static_cast<int>(rows(row, kind)) == message_answer)
+      return header + 4 * (items > 0 ? items : 0);
+    return header + 3 * items;
+  }
 };
 
 /// The cell of message row `row`, and its seed (not in a tree here).
@@ -611,7 +619,13 @@ public:
           rows(i, 3) = static_cast<double>(first_gid + i);
         });
     auto mine = loom::distribute(space_, ranks_, box, rows);
-    bytes_sent_seeds_ = 0;
+    // Seeds whose box is on another process: their 4 values.
+    int const local_count = ranks_.local_count(), process = ranks_.process_rank();
+    long moved = 0;
+    Kokkos::parallel_reduce(
+        "sdot::travel::moved_seeds", Policy(space_, 0, n),
+        KOKKOS_LAMBDA(int i, long& c) { c += box(i) / local_count != process; }, moved);
+    bytes_sent_seeds_ = moved * 4 * static_cast<long>(sizeof(double));
 
     // One tree per local rank, stored one after the other.
     int const local = ranks_.local_count();
@@ -975,9 +989,21 @@ public:
       if (nb_senders > 0)
         for_each_cell(space_, "sdot::travel::pack", step, nb_senders, polygon_capacity());
       most_sent = most_per_pair(senders, message_first, item_first, step.dest);
+      // Each message sends what it holds, and its length.
+      auto lengths = per_item<int>("sdot::travel::message_lengths", rows);
+      auto const outbox = step.outbox;
+      long values = 0;
+      Kokkos::parallel_reduce(
+          "sdot::travel::message_lengths", Policy(space_, 0, rows),
+          KOKKOS_LAMBDA(int r, long& sum) {
+            lengths(r) = MessageLayout::used(outbox, r);
+            sum += lengths(r);
+          },
+          values);
       statistics_.travelled_cells += rows;
-      statistics_.bytes_sent += static_cast<long>(rows) * out.cols() * sizeof(double);
-      auto received = loom::distribute(space_, ranks_, step.dest, step.outbox);
+      statistics_.bytes_sent += values * static_cast<long>(sizeof(double)) +
+                                rows * static_cast<long>(sizeof(std::int64_t));
+      auto received = loom::distribute(space_, ranks_, step.dest, step.outbox, lengths);
       ++statistics_.rounds;
 
       older = newer;
@@ -1022,18 +1048,30 @@ public:
     int const process = ranks_.process_rank();
     Kokkos::View<int*, memory_space> dest(
         Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::travel::home"), count);
-    long leaving = 0; // results that leave the rank where their cell finished
+    // A result row sends what it holds: with polygons, its vertices only.
+    Kokkos::View<int*, memory_space> lengths(
+        Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::travel::result_lengths"),
+        count);
+    bool const polygons = results.extent(1) > result_cols;
+    long values = 0, leaving = 0; // of the results that go to another process
     Kokkos::parallel_reduce(
         "sdot::travel::home_rank", Policy(space_, 0, count),
-        KOKKOS_LAMBDA(int i, long& c) {
+        KOKKOS_LAMBDA(int i, long& v, long& c) {
           auto const gid = static_cast<std::int64_t>(results(i, result_gid));
           int const home = loom::detail::segment_of(process_first, processes, gid);
-          c += home * local != static_cast<int>(results(i, result_rank));
           dest(i) = home == process ? -1 : home * local; // -1: written here
+          lengths(i) =
+              polygons ? result_first_vertex + 3 * static_cast<int>(results(i, result_nb_vertices))
+                       : result_cols;
+          if (dest(i) >= 0) {
+            v += lengths(i);
+            ++c;
+          }
         },
-        leaving);
-    statistics_.bytes_sent += leaving * static_cast<long>(results.extent(1) * sizeof(double));
-    Rows const received = loom::distribute(space_, ranks_, dest, results).rows;
+        values, leaving);
+    statistics_.bytes_sent += values * static_cast<long>(sizeof(double)) +
+                              leaving * static_cast<long>(sizeof(std::int64_t));
+    Rows const received = loom::distribute(space_, ranks_, dest, results, lengths).rows;
 
     DistributedOutputs<memory_space> out;
     out.measures =
