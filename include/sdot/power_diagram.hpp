@@ -381,6 +381,7 @@ private:
     }
     if (seeds > 0 && !(std::fabs(sum - domain_.area) <= 1e-6 * domain_.area)) {
       std::ostringstream msg;
+      msg.precision(17);
       msg << "sdot::PowerDiagram: the cells' measures add up to " << sum
           << " instead of the domain's area " << domain_.area
           << ": the seeds' coordinates or weights are beyond what double precision resolves at "

@@ -599,6 +599,39 @@ TEST(PowerDiagram, CellPolygons) {
   }
 }
 
+TEST(PowerDiagram, CellsFarFromTheirSeedsAreExactToTheirSeedsRounding) {
+  // 40 seeds on a circle of radius S about the unit square's centre: every cell is a wedge
+  // through the square, S away from its seed. Next to the seed's coordinates the square's
+  // vertices round at ~1e-16 S, which bounds what any seed-relative computation can do; a
+  // cell's area summed from seed-relative products would lose ~1e-16 S² instead (5e-11 at
+  // S = 1e3, and the sum check refused S = 1e5). Against the long-double brute force.
+  for (double scale : {10.0, 1e3, 1e5})
+    for (double spread : {0.0, 1.0})
+      for (int boxes : {1, 8}) {
+        auto far = uniform_cloud(40, 0, 21);
+        int const n = static_cast<int>(far.x.size());
+        for (int i = 0; i < n; ++i) {
+          double const angle = 6.283185307179586 * (i + 0.3 * far.x[i][0]) / n;
+          far.x[i] = {0.5 + scale * std::cos(angle), 0.5 + scale * std::sin(angle)};
+          far.w[i] = spread * scale * 1e-3 * double(i % 7); // moves the bisectors by ~1e-2
+        }
+        sdot::PowerDiagramOptions options;
+        options.nb_boxes = boxes;
+        sdot::PowerDiagram<> pd(positions_view(far), weights_view(far), unit_square(), options);
+        auto const measures = to_vector(pd.measures());
+        auto const ref = brute_force(far.x, far.w, unit_square());
+        double const tolerance = 1e-15 * scale;
+        int non_empty = 0;
+        for (int i = 0; i < n; ++i) {
+          EXPECT_NEAR(measures[i], ref.measures[i], tolerance)
+              << "seed " << i << ", scale " << scale << ", spread " << spread << ", " << boxes
+              << " boxes";
+          non_empty += ref.measures[i] > 0;
+        }
+        EXPECT_GE(non_empty, n / 2) << "scale " << scale; // the cells do meet in the square
+      }
+}
+
 TEST(PowerDiagram, SeedsBeyondDoublePrecisionAreReportedNotComputedWrong) {
   // Seeds ~1e150 and ~1e160 away from the unit square: the cells cannot be computed in double
   // (the square vanishes next to the seeds' coordinates, or squared distances overflow). The

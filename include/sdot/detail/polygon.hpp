@@ -210,17 +210,26 @@ struct Polygon {
   /// Area and first moments (Σ area·centroid, relative to the seed) of the polygon.
   KOKKOS_INLINE_FUNCTION void integrals(double& area, double& mx, double& my) const {
     PolygonBuffers const& b = buffers[current];
+    // A fan of triangles from the first vertex, in coordinates relative to it: the products
+    // stay of the cell's size even when the cell lies far from its seed (the origin).
     double a = 0, sx = 0, sy = 0;
-    for (int k = 0; k < size; ++k) {
-      int l = k + 1 == size ? 0 : k + 1;
-      double cross = b.x[k] * b.y[l] - b.x[l] * b.y[k];
-      a += cross;
-      sx += (b.x[k] + b.x[l]) * cross;
-      sy += (b.y[k] + b.y[l]) * cross;
+    if (size > 0) {
+      double const x0 = b.x[0], y0 = b.y[0];
+      for (int k = 1; k + 1 < size; ++k) {
+        double const xk = b.x[k] - x0, yk = b.y[k] - y0;
+        double const xl = b.x[k + 1] - x0, yl = b.y[k + 1] - y0;
+        double const cross = xk * yl - xl * yk;
+        a += cross;
+        sx += (xk + xl) * cross;
+        sy += (yk + yl) * cross;
+      }
+      a /= 2;
+      sx = sx / 6 + a * x0;
+      sy = sy / 6 + a * y0;
     }
-    area = a / 2;
-    mx = sx / 6;
-    my = sy / 6;
+    area = a;
+    mx = sx;
+    my = sy;
   }
 };
 
