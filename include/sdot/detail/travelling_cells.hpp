@@ -194,7 +194,8 @@ template <class MemorySpace>
 struct TravelStatistics {
   int rounds = 0;
   long travelled_cells = 0; ///< messages sent by all ranks (cells, copies and answers)
-  long bytes_sent = 0;      ///< message and result bytes that left their rank, all ranks
+  long bytes_sent = 0;      ///< all ranks: messages (values and lengths), seeds and results that
+                            ///< go to another process (PowerDiagramStatistics::bytes_sent)
   int reruns = 0;           ///< rounds whose cells were cut again with larger polygons
   int msg_capacity = 0, inbox_capacity = 0;
 };
@@ -619,16 +620,15 @@ public:
           rows(i, 3) = static_cast<double>(first_gid + i);
         });
     auto mine = loom::distribute(space_, ranks_, box, rows);
+    int const local = ranks_.local_count(), process = ranks_.process_rank();
     // Seeds whose box is on another process: their 4 values.
-    int const local_count = ranks_.local_count(), process = ranks_.process_rank();
     long moved = 0;
     Kokkos::parallel_reduce(
         "sdot::travel::moved_seeds", Policy(space_, 0, n),
-        KOKKOS_LAMBDA(int i, long& c) { c += box(i) / local_count != process; }, moved);
+        KOKKOS_LAMBDA(int i, long& c) { c += box(i) / local != process; }, moved);
     bytes_sent_seeds_ = moved * 4 * static_cast<long>(sizeof(double));
 
     // One tree per local rank, stored one after the other.
-    int const local = ranks_.local_count();
     forest_.local_count = local;
     std::vector<SeedTree<memory_space>> trees(local);
     std::vector<Kokkos::View<int*, memory_space>> gids(local), sorted_gids(local),
