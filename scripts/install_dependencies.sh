@@ -3,7 +3,7 @@
 # apt-get); prints what it would install when not run as root.
 set -euo pipefail
 packages=(
-  cmake g++ make pkg-config
+  cmake g++ make ninja-build pkg-config
   libtrilinos-kokkos-dev libtrilinos-kokkos-kernels-dev
   libopenmpi-dev openmpi-bin libhdf5-openmpi-dev hdf5-tools
   libgtest-dev libbenchmark-dev libcgal-dev

@@ -249,4 +249,12 @@ measure_jacobian(PowerDiagram<ExecutionSpace>& diagram,
   return measure_jacobian(diagram.execution_space_instance(), loom::Ranks{}, positions, polygons);
 }
 
+#ifdef SDOT_EXPLICIT_INSTANTIATION
+// Compiled in the sdot library (src/sdot/optimal_transport.cpp).
+extern template MeasureJacobian<Kokkos::DefaultExecutionSpace>
+measure_jacobian(Kokkos::DefaultExecutionSpace const&, loom::Ranks const&,
+                 Kokkos::View<double const* [2], Kokkos::DefaultExecutionSpace::memory_space>,
+                 CellPolygons<Kokkos::DefaultExecutionSpace::memory_space> const&);
+#endif
+
 } // namespace sdot

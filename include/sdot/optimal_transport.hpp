@@ -626,4 +626,18 @@ private:
   OptimalTransportOptions options_;
 };
 
+#ifdef SDOT_EXPLICIT_INSTANTIATION
+// Compiled in the sdot library (src/sdot/optimal_transport.cpp).
+extern template OptimalTransportResult<Kokkos::DefaultExecutionSpace::memory_space>
+solve_optimal_transport(OneProcessCells<Kokkos::DefaultExecutionSpace>&,
+                        Kokkos::View<double const*, Kokkos::DefaultExecutionSpace::memory_space>,
+                        Kokkos::View<double const*, Kokkos::DefaultExecutionSpace::memory_space>,
+                        OptimalTransportOptions const&);
+extern template OptimalTransportResult<Kokkos::DefaultExecutionSpace::memory_space>
+solve_optimal_transport(SpreadCells<Kokkos::DefaultExecutionSpace>&,
+                        Kokkos::View<double const*, Kokkos::DefaultExecutionSpace::memory_space>,
+                        Kokkos::View<double const*, Kokkos::DefaultExecutionSpace::memory_space>,
+                        OptimalTransportOptions const&);
+#endif
+
 } // namespace sdot

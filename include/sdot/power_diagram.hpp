@@ -210,45 +210,7 @@ public:
   /// global seed indices (this process's seed i is global seed first_global_index() + i).
   /// Collective when spread (unless the polygons were kept).
   /// @throws std::logic_error when the computation was abandoned (options().abandon_below)
-  CellPolygons<memory_space> cell_polygons() {
-    compute();
-    if (statistics_.abandoned)
-      throw std::logic_error("sdot::PowerDiagram::cell_polygons: the computation was abandoned "
-                             "(a cell fell below options().abandon_below)");
-    if (kept_polygons_.offsets.extent(0))
-      return kept_polygons_;
-    if (ranks_.size() == 1 && kept_.capacity > 0) {
-      detail::kept_cell_polygons(space_, tree_, const_domain_vertices(), const_domain_labels(),
-                                 outputs_.vertex_counts, kept_, kept_polygons_.offsets,
-                                 kept_polygons_.vertices, kept_polygons_.edge_sources);
-      kept_ = {};
-      return kept_polygons_;
-    }
-    if (ranks_.size() > 1) {
-      std::map<std::string, double> seconds;
-      auto out = travelling_->run(seconds, true);
-      return {out.polygon_offsets, out.polygon_vertices, out.polygon_labels};
-    }
-    int const n = size();
-    CellPolygons<memory_space> polygons;
-    polygons.offsets = Kokkos::View<int*, memory_space>(
-        Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::polygons::offsets"), n + 1);
-    int const total = detail::exclusive_scan(space_, "sdot::polygons::offsets",
-                                             outputs_.vertex_counts, polygons.offsets);
-    polygons.vertices = Kokkos::View<double* [2], memory_space>(
-        Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::polygons::vertices"), total);
-    polygons.edge_sources = Kokkos::View<int*, memory_space>(
-        Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::polygons::edge_sources"),
-        total);
-    detail::CellOutputs<memory_space> out =
-        detail::allocate_cell_outputs(space_, size(), "sdot::scratch::");
-    out.polygon_offsets = polygons.offsets;
-    out.polygon_vertices = polygons.vertices;
-    out.polygon_labels = polygons.edge_sources;
-    detail::build_cells(space_, tree_, const_domain_vertices(), const_domain_labels(),
-                        options_.vertex_capacity, out);
-    return polygons;
-  }
+  CellPolygons<memory_space> cell_polygons();
 
   /// New weights for the same seeds (whole input; one per seed; the positions' values must be
   /// those given to the constructor). The next computation gives
@@ -337,139 +299,14 @@ private:
     return domain_labels_;
   }
 
-  void compute() {
-    if (computed_)
-      return;
-    loom::compat::ScopedRegion region("sdot::PowerDiagram::compute");
-    Kokkos::Timer total;
-    statistics_.seconds.clear();
-    statistics_.ranks = ranks_.size();
-    if (ranks_.size() == 1)
-      compute_one_box();
-    else
-      compute_travelling();
-    check_cells();
-    statistics_.seconds["total"] = total.seconds();
-    computed_ = true;
-  }
-
+  void compute();
   /// Never a silent wrong result (collective): a measure or centroid that is not finite, or
   /// measures that do not add up to the domain's area (seeds or weights beyond what double
-  /// precision resolves at the domain's scale: seeds ~1e150 away from a unit domain), throw
-  /// std::runtime_error on every process. A diagram abandoned early (abandon_below), or one
-  /// without seeds, is not checked.
-  void check_cells() {
-    if (statistics_.abandoned)
-      return;
-    auto const check = detail::check_cells(space_, outputs_.measures, outputs_.centroids);
-    bool const bad = check.first_non_finite < static_cast<int>(outputs_.measures.extent(0));
-    auto const all = ranks_.allgather(std::vector<double>{
-        check.sum, bad ? double(first_global_index_ + check.first_non_finite) : -1.0, check.value,
-        double(outputs_.measures.extent(0))});
-    double sum = 0, seeds = 0; // in process order: the same bits on every process
-    for (int p = 0; p < ranks_.process_count(); ++p) {
-      sum += all[4 * p];
-      seeds += all[4 * p + 3];
-      if (all[4 * p + 1] >= 0) {
-        std::ostringstream msg;
-        msg << "sdot::PowerDiagram: the cell of seed " << std::int64_t(all[4 * p + 1])
-            << " has a measure or centroid that is not finite (measure " << all[4 * p + 2]
-            << "): its seed or weight is beyond what double precision can compute at this "
-               "domain's scale";
-        throw std::runtime_error(msg.str());
-      }
-    }
-    if (seeds > 0 && !(std::fabs(sum - domain_.area) <= 1e-6 * domain_.area)) {
-      std::ostringstream msg;
-      msg.precision(17);
-      msg << "sdot::PowerDiagram: the cells' measures add up to " << sum
-          << " instead of the domain's area " << domain_.area
-          << ": the seeds' coordinates or weights are beyond what double precision resolves at "
-             "this domain's scale";
-      throw std::runtime_error(msg.str());
-    }
-  }
-
-  void compute_one_box() {
-    Kokkos::Timer phase;
-    int const n = size();
-    // A new index, new weights in the index built, or (a recomputation) the index as it is.
-    if (!tree_built_)
-      tree_ = detail::build_seed_tree(
-          space_, Kokkos::View<double const* [2], memory_space>(positions_),
-          Kokkos::View<double const*, memory_space>(weights_), options_.leaf_size);
-    else if (reweight_tree_)
-      detail::reweight_seed_tree(space_, tree_,
-                                 Kokkos::View<double const*, memory_space>(weights_));
-    tree_built_ = true;
-    reweight_tree_ = false;
-    space_.fence();
-    statistics_.seconds["tree"] = phase.seconds();
-    phase.reset();
-    outputs_ = detail::allocate_cell_outputs(space_, n, "sdot::");
-    detail::AbandonBelow<memory_space> abandon;
-    if (options_.abandon_below > -std::numeric_limits<double>::infinity()) {
-      abandon.raised =
-          Kokkos::View<int, memory_space>(Kokkos::view_alloc(space_, "sdot::abandon_below"));
-      abandon.below = options_.abandon_below;
-    }
-    detail::CellsReport report;
-    bool built = false;
-    if (options_.warm_start && !neighbours_.empty()) {
-      auto const warm = detail::build_cells_from_neighbours(
-          space_, tree_, const_domain_vertices(), const_domain_labels(), options_.vertex_capacity,
-          outputs_, kept_, neighbours_, Kokkos::View<int const*, memory_space>(slot_of_index_),
-          domain_.area, std::hypot(domain_.hi[0] - domain_.lo[0], domain_.hi[1] - domain_.lo[1]),
-          abandon);
-      report = warm.cells;
-      built = warm.certified || warm.cells.abandoned;
-      statistics_.warm_cells = warm.certified ? warm.warm_cells : 0; // else all built again
-      statistics_.warm_rounds = warm.rounds;
-    }
-    if (!built)
-      report =
-          options_.keep_polygons || options_.warm_start
-              ? detail::build_cells_keeping_polygons(
-                    space_, tree_, const_domain_vertices(), const_domain_labels(),
-                    options_.vertex_capacity, outputs_, kept_, abandon)
-              : detail::build_cells(space_, tree_, const_domain_vertices(), const_domain_labels(),
-                                    options_.vertex_capacity, outputs_, abandon);
-    // The neighbours for the next computation: those of a complete one.
-    if (options_.warm_start && !report.abandoned && kept_.capacity > 0) {
-      if (slot_of_index_.extent(0) != std::size_t(n))
-        slot_of_index_ = detail::slot_of_index(space_, tree_);
-      neighbours_ = detail::neighbour_graph(space_, tree_, kept_,
-                                            Kokkos::View<int const*, memory_space>(slot_of_index_));
-    }
-    statistics_.abandoned = report.abandoned;
-    space_.fence();
-    statistics_.seconds["cells"] = phase.seconds();
-    statistics_.overflowed_cells = report.overflowed_cells;
-    statistics_.vertex_reruns = report.reruns;
-    statistics_.final_vertex_capacity = report.final_capacity;
-  }
-
-  void compute_travelling() {
-    if (!travelling_)
-      travelling_ = std::make_shared<detail::TravellingCells<ExecutionSpace>>(
-          space_, ranks_, positions_, weights_, const_domain_vertices(), const_domain_labels(),
-          options_.leaf_size, options_.msg_capacity, options_.inbox_capacity);
-    auto out = travelling_->run(statistics_.seconds, options_.keep_polygons);
-    if (options_.keep_polygons)
-      kept_polygons_ = {out.polygon_offsets, out.polygon_vertices, out.polygon_labels};
-    outputs_.measures = out.measures;
-    outputs_.centroids = out.centroids;
-    auto const& t = travelling_->statistics();
-    statistics_.rounds = t.rounds;
-    statistics_.travelled_cells = t.travelled_cells;
-    statistics_.bytes_sent = t.bytes_sent;
-    statistics_.reruns = t.reruns;
-    statistics_.msg_capacity = t.msg_capacity;
-    statistics_.inbox_capacity = t.inbox_capacity;
-    // The capacities found are kept for later computations of this diagram.
-    options_.msg_capacity = t.msg_capacity;
-    options_.inbox_capacity = t.inbox_capacity;
-  }
+  /// precision resolves at the domain's scale), throw std::runtime_error on every process. A
+  /// diagram abandoned early (abandon_below), or one without seeds, is not checked.
+  void check_cells();
+  void compute_one_box();
+  void compute_travelling();
 
   ExecutionSpace space_;
   positions_type positions_;
@@ -493,6 +330,182 @@ private:
   bool reweight_tree_ = false; ///< the weights changed since tree_ was built
 };
 
+// ---- the computation (out of the class: compiled once in the library for the default
+// execution space, see SDOT_ENABLE_EXPLICIT_INSTANTIATION) ----
+
+template <class ExecutionSpace, class Input>
+auto PowerDiagram<ExecutionSpace, Input>::cell_polygons() -> CellPolygons<memory_space> {
+  compute();
+  if (statistics_.abandoned)
+    throw std::logic_error("sdot::PowerDiagram::cell_polygons: the computation was abandoned "
+                           "(a cell fell below options().abandon_below)");
+  if (kept_polygons_.offsets.extent(0))
+    return kept_polygons_;
+  if (ranks_.size() == 1 && kept_.capacity > 0) {
+    detail::kept_cell_polygons(space_, tree_, const_domain_vertices(), const_domain_labels(),
+                               outputs_.vertex_counts, kept_, kept_polygons_.offsets,
+                               kept_polygons_.vertices, kept_polygons_.edge_sources);
+    kept_ = {};
+    return kept_polygons_;
+  }
+  if (ranks_.size() > 1) {
+    std::map<std::string, double> seconds;
+    auto out = travelling_->run(seconds, true);
+    return {out.polygon_offsets, out.polygon_vertices, out.polygon_labels};
+  }
+  int const n = size();
+  CellPolygons<memory_space> polygons;
+  polygons.offsets = Kokkos::View<int*, memory_space>(
+      Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::polygons::offsets"), n + 1);
+  int const total = detail::exclusive_scan(space_, "sdot::polygons::offsets",
+                                           outputs_.vertex_counts, polygons.offsets);
+  polygons.vertices = Kokkos::View<double* [2], memory_space>(
+      Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::polygons::vertices"), total);
+  polygons.edge_sources = Kokkos::View<int*, memory_space>(
+      Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::polygons::edge_sources"),
+      total);
+  detail::CellOutputs<memory_space> out =
+      detail::allocate_cell_outputs(space_, size(), "sdot::scratch::");
+  out.polygon_offsets = polygons.offsets;
+  out.polygon_vertices = polygons.vertices;
+  out.polygon_labels = polygons.edge_sources;
+  detail::build_cells(space_, tree_, const_domain_vertices(), const_domain_labels(),
+                      options_.vertex_capacity, out);
+  return polygons;
+}
+
+template <class ExecutionSpace, class Input>
+void PowerDiagram<ExecutionSpace, Input>::compute() {
+  if (computed_)
+    return;
+  loom::compat::ScopedRegion region("sdot::PowerDiagram::compute");
+  Kokkos::Timer total;
+  statistics_.seconds.clear();
+  statistics_.ranks = ranks_.size();
+  if (ranks_.size() == 1)
+    compute_one_box();
+  else
+    compute_travelling();
+  check_cells();
+  statistics_.seconds["total"] = total.seconds();
+  computed_ = true;
+}
+
+template <class ExecutionSpace, class Input>
+void PowerDiagram<ExecutionSpace, Input>::check_cells() {
+  if (statistics_.abandoned)
+    return;
+  auto const check = detail::check_cells(space_, outputs_.measures, outputs_.centroids);
+  bool const bad = check.first_non_finite < static_cast<int>(outputs_.measures.extent(0));
+  auto const all = ranks_.allgather(std::vector<double>{
+      check.sum, bad ? double(first_global_index_ + check.first_non_finite) : -1.0, check.value,
+      double(outputs_.measures.extent(0))});
+  double sum = 0, seeds = 0; // in process order: the same bits on every process
+  for (int p = 0; p < ranks_.process_count(); ++p) {
+    sum += all[4 * p];
+    seeds += all[4 * p + 3];
+    if (all[4 * p + 1] >= 0) {
+      std::ostringstream msg;
+      msg << "sdot::PowerDiagram: the cell of seed " << std::int64_t(all[4 * p + 1])
+          << " has a measure or centroid that is not finite (measure " << all[4 * p + 2]
+          << "): its seed or weight is beyond what double precision can compute at this "
+             "domain's scale";
+      throw std::runtime_error(msg.str());
+    }
+  }
+  if (seeds > 0 && !(std::fabs(sum - domain_.area) <= 1e-6 * domain_.area)) {
+    std::ostringstream msg;
+    msg.precision(17);
+    msg << "sdot::PowerDiagram: the cells' measures add up to " << sum
+        << " instead of the domain's area " << domain_.area
+        << ": the seeds' coordinates or weights are beyond what double precision resolves at "
+           "this domain's scale";
+    throw std::runtime_error(msg.str());
+  }
+}
+
+template <class ExecutionSpace, class Input>
+void PowerDiagram<ExecutionSpace, Input>::compute_one_box() {
+  Kokkos::Timer phase;
+  int const n = size();
+  // A new index, new weights in the index built, or (a recomputation) the index as it is.
+  if (!tree_built_)
+    tree_ = detail::build_seed_tree(
+        space_, Kokkos::View<double const* [2], memory_space>(positions_),
+        Kokkos::View<double const*, memory_space>(weights_), options_.leaf_size);
+  else if (reweight_tree_)
+    detail::reweight_seed_tree(space_, tree_, Kokkos::View<double const*, memory_space>(weights_));
+  tree_built_ = true;
+  reweight_tree_ = false;
+  space_.fence();
+  statistics_.seconds["tree"] = phase.seconds();
+  phase.reset();
+  outputs_ = detail::allocate_cell_outputs(space_, n, "sdot::");
+  detail::AbandonBelow<memory_space> abandon;
+  if (options_.abandon_below > -std::numeric_limits<double>::infinity()) {
+    abandon.raised =
+        Kokkos::View<int, memory_space>(Kokkos::view_alloc(space_, "sdot::abandon_below"));
+    abandon.below = options_.abandon_below;
+  }
+  detail::CellsReport report;
+  bool built = false;
+  if (options_.warm_start && !neighbours_.empty()) {
+    auto const warm = detail::build_cells_from_neighbours(
+        space_, tree_, const_domain_vertices(), const_domain_labels(), options_.vertex_capacity,
+        outputs_, kept_, neighbours_, Kokkos::View<int const*, memory_space>(slot_of_index_),
+        domain_.area, std::hypot(domain_.hi[0] - domain_.lo[0], domain_.hi[1] - domain_.lo[1]),
+        abandon);
+    report = warm.cells;
+    built = warm.certified || warm.cells.abandoned;
+    statistics_.warm_cells = warm.certified ? warm.warm_cells : 0; // else all built again
+    statistics_.warm_rounds = warm.rounds;
+  }
+  if (!built)
+    report =
+        options_.keep_polygons || options_.warm_start
+            ? detail::build_cells_keeping_polygons(space_, tree_, const_domain_vertices(),
+                                                   const_domain_labels(), options_.vertex_capacity,
+                                                   outputs_, kept_, abandon)
+            : detail::build_cells(space_, tree_, const_domain_vertices(), const_domain_labels(),
+                                  options_.vertex_capacity, outputs_, abandon);
+  // The neighbours for the next computation: those of a complete one.
+  if (options_.warm_start && !report.abandoned && kept_.capacity > 0) {
+    if (slot_of_index_.extent(0) != std::size_t(n))
+      slot_of_index_ = detail::slot_of_index(space_, tree_);
+    neighbours_ = detail::neighbour_graph(space_, tree_, kept_,
+                                          Kokkos::View<int const*, memory_space>(slot_of_index_));
+  }
+  statistics_.abandoned = report.abandoned;
+  space_.fence();
+  statistics_.seconds["cells"] = phase.seconds();
+  statistics_.overflowed_cells = report.overflowed_cells;
+  statistics_.vertex_reruns = report.reruns;
+  statistics_.final_vertex_capacity = report.final_capacity;
+}
+
+template <class ExecutionSpace, class Input>
+void PowerDiagram<ExecutionSpace, Input>::compute_travelling() {
+  if (!travelling_)
+    travelling_ = std::make_shared<detail::TravellingCells<ExecutionSpace>>(
+        space_, ranks_, positions_, weights_, const_domain_vertices(), const_domain_labels(),
+        options_.leaf_size, options_.msg_capacity, options_.inbox_capacity);
+  auto out = travelling_->run(statistics_.seconds, options_.keep_polygons);
+  if (options_.keep_polygons)
+    kept_polygons_ = {out.polygon_offsets, out.polygon_vertices, out.polygon_labels};
+  outputs_.measures = out.measures;
+  outputs_.centroids = out.centroids;
+  auto const& t = travelling_->statistics();
+  statistics_.rounds = t.rounds;
+  statistics_.travelled_cells = t.travelled_cells;
+  statistics_.bytes_sent = t.bytes_sent;
+  statistics_.reruns = t.reruns;
+  statistics_.msg_capacity = t.msg_capacity;
+  statistics_.inbox_capacity = t.inbox_capacity;
+  // The capacities found are kept for later computations of this diagram.
+  options_.msg_capacity = t.msg_capacity;
+  options_.inbox_capacity = t.inbox_capacity;
+}
+
 /// Whole input: PowerDiagram(positions, weights, boundaries[, options]).
 template <class... P, class... Q>
 PowerDiagram(Kokkos::View<double* [2], P...>, Kokkos::View<double*, Q...>, std::vector<HalfSpace>,
@@ -503,5 +516,11 @@ PowerDiagram(Kokkos::View<double* [2], P...>, Kokkos::View<double*, Q...>, std::
 template <class V, class W>
 PowerDiagram(loom::Spread<V>, loom::Spread<W>, std::vector<HalfSpace>, PowerDiagramOptions = {})
     -> PowerDiagram<typename V::execution_space, SpreadInput>;
+
+#ifdef SDOT_EXPLICIT_INSTANTIATION
+// Compiled in the sdot library (src/sdot/power_diagram.cpp).
+extern template class PowerDiagram<Kokkos::DefaultExecutionSpace, WholeInput>;
+extern template class PowerDiagram<Kokkos::DefaultExecutionSpace, SpreadInput>;
+#endif
 
 } // namespace sdot
