@@ -52,7 +52,9 @@ inline Cloud clustered_cloud(int n, unsigned seed) {
 
 /// Seeds that fill only part of the domain, weights U[0, 0.1/N]:
 /// "corner": uniform in [0, 0.1]²; "band": a diagonal band of width 1e-3 (y = x ± 5e-4);
-/// "line": nearly collinear seeds, y = 0.5 ± 5e-10.
+/// "line": nearly collinear seeds, y = 0.5 ± 5e-10; "clusters": two small clusters far apart,
+/// half in [0, 0.1]², half in [0.9, 0.95] × [0.45, 0.5] (most of the domain empty, the cells of
+/// both hulls reaching across it).
 inline Cloud partial_cloud(std::string const& kind, int n, unsigned seed) {
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<double> u(0, 1);
@@ -65,6 +67,9 @@ inline Cloud partial_cloud(std::string const& kind, int n, unsigned seed) {
       c.x.push_back({a, std::fmin(1, std::fmax(0, a + 1e-3 * b))});
     else if (kind == "line")
       c.x.push_back({a, 0.5 + 1e-9 * b});
+    else if (kind == "clusters")
+      c.x.push_back(2 * i < n ? std::array<double, 2>{0.1 * a, 0.1 * (b + 0.5)}
+                              : std::array<double, 2>{0.9 + 0.05 * a, 0.45 + 0.05 * (b + 0.5)});
     else
       throw std::invalid_argument("partial_cloud: unknown kind '" + kind + "'");
     c.w.push_back(0.1 * u(rng) / n);

@@ -84,15 +84,6 @@ TEST(Boxes, ClusteredInOneCorner) {
   expect_same_as_one_box(c, {3, 8, 64});
 }
 
-/// Two small clusters far apart: most of the domain is empty, and the cells of both hulls
-/// reach across it.
-Cloud two_far_clusters(int n) {
-  auto c = uniform_cloud(n, 0.1 / n, 34, 0, 0.1);
-  for (int i = n / 2; i < n; ++i)
-    c.x[i] = {0.9 + 0.5 * c.x[i][0], 0.45 + c.x[i][1]};
-  return c;
-}
-
 TEST(Boxes, CloudsThatFillPartOfTheDomain) {
   // Every cell is finished within three rounds of messages (a move to the nearest rank that
   // may cut it, copies to the others, their answers), at any number of boxes.
@@ -100,7 +91,7 @@ TEST(Boxes, CloudsThatFillPartOfTheDomain) {
       {"corner", partial_cloud("corner", 3000, 35)},
       {"band", partial_cloud("band", 3000, 36)},
       {"line", partial_cloud("line", 1000, 37)},
-      {"two far clusters", two_far_clusters(2000)}};
+      {"clusters", partial_cloud("clusters", 2000, 34)}};
   for (auto const& [name, c] : clouds) {
     SCOPED_TRACE(name);
     expect_same_as_one_box(c, {2, 3, 8, 64, 257});
@@ -116,7 +107,7 @@ TEST(Boxes, CloudsThatFillPartOfTheDomain) {
 }
 
 TEST(Boxes, CloudsThatFillPartOfTheDomainMatchBruteForce) {
-  for (std::string kind : {"corner", "band", "line"}) {
+  for (std::string kind : {"corner", "band", "line", "clusters"}) {
     auto c = partial_cloud(kind, 200, 38);
     auto ref = brute_force(c.x, c.w, unit_square());
     for (int k : {3, 8, 64}) {

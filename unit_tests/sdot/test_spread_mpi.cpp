@@ -89,11 +89,18 @@ TEST(SpreadMpi, LatticeAndHugeWeight) {
 }
 
 TEST(SpreadMpi, CloudsThatFillPartOfTheDomain) {
-  for (std::string kind : {"corner", "band", "line"})
+  for (std::string kind : {"corner", "band", "line", "clusters"})
     for (int boxes_per_process : {1, 3}) {
       SCOPED_TRACE(kind + ", " + std::to_string(boxes_per_process) + " boxes per process");
       expect_spread_equals_one_box(partial_cloud(kind, 1500, 45), boxes_per_process, false);
     }
+}
+
+TEST(SpreadMpi, ClusteredCloud) {
+  for (int boxes_per_process : {1, 3}) {
+    SCOPED_TRACE(std::to_string(boxes_per_process) + " boxes per process");
+    expect_spread_equals_one_box(clustered_cloud(1500, 46), boxes_per_process, false);
+  }
 }
 
 TEST(SpreadMpi, BadSeedOnOneProcessIsReportedEverywhere) {

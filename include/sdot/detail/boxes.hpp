@@ -3,7 +3,9 @@
 // recursive bisection along the longer side of each box, at the (weighted) median, for any
 // number of ranks. The medians are found by a distributed radix selection on
 // (coordinate, global index), so that no process ever holds more than its own seeds, and
-// ties (lattices) are split deterministically.
+// ties (lattices) are split deterministically. The coordinate is taken as a 32-bit position
+// within the node's extent (monotone in the coordinate; seeds it cannot tell apart are
+// ordered by global index), so that one pass over the seeds leaves 1/256 of them.
 
 #include <loom/ranks.hpp>
 
@@ -11,16 +13,16 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <cstring>
 #include <vector>
 
 namespace sdot::detail {
 
-/// Order-preserving map of a double to an unsigned integer.
-KOKKOS_INLINE_FUNCTION std::uint64_t ordered_bits(double value) {
-  std::uint64_t bits;
-  std::memcpy(&bits, &value, sizeof bits);
-  return (bits >> 63) ? ~bits : bits | (std::uint64_t(1) << 63);
+/// The coordinate's 32-bit position in [lo, lo + 2^32 / scale]: non-decreasing in `value`.
+KOKKOS_INLINE_FUNCTION std::uint64_t extent_position(double value, double lo, double scale) {
+  double const t = (value - lo) * scale;
+  if (!(t > 0))
+    return 0;
+  return t >= 4294967295.0 ? std::uint64_t(4294967295u) : static_cast<std::uint64_t>(t);
 }
 
 /// Sum over the processes, element-wise, in process order (the same on every process).
@@ -40,21 +42,26 @@ void sum_over_processes(loom::Ranks const& ranks, std::vector<T>& values) {
 
 /// Whether seed i is in the selection of its node (columns of `selection`: prefix and mask of
 /// the coordinate, then of the global index), and its key of `stage`
-/// (0: the coordinate's ordered bits; 1: the global index, among seeds of the selected
-/// coordinate).
+/// (0: the coordinate's position in the node's extent; 1: the global index, among seeds of
+/// the selected position).
 template <class MemorySpace>
 struct InSelection {
   Kokkos::View<int*, MemorySpace> node_of;
   Kokkos::View<double const* [2], MemorySpace> positions;
   Kokkos::View<int*, MemorySpace> axis;
+  Kokkos::View<double**, Kokkos::LayoutRight, MemorySpace> extent; ///< lo, scale per node
   Kokkos::View<std::uint64_t**, Kokkos::LayoutRight, MemorySpace> selection;
   std::int64_t first_gid;
+
+  KOKKOS_INLINE_FUNCTION std::uint64_t position(int i, int k) const {
+    return extent_position(positions(i, axis(k)), extent(k, 0), extent(k, 1));
+  }
 
   KOKKOS_INLINE_FUNCTION bool operator()(int i, int stage, std::uint64_t& key) const {
     int const k = node_of(i);
     if (k < 0)
       return false;
-    std::uint64_t const key1 = ordered_bits(positions(i, axis(k)));
+    std::uint64_t const key1 = position(i, k);
     if ((key1 & selection(k, 1)) != selection(k, 0))
       return false;
     key = key1;
@@ -148,6 +155,18 @@ bisect_into_boxes(ExecutionSpace const& space, loom::Ranks const& ranks,
       std::int64_t const parts = nodes[k].rank_end - nodes[k].rank_begin;
       target[k] = node_counts[k] * (parts / 2) / parts;
     }
+    // Each node's extent along its axis, as 2^32 positions.
+    Kokkos::View<double**, Kokkos::LayoutRight, MemorySpace> extent(
+        Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::boxes::extent"), nb_nodes, 2);
+    {
+      auto h = Kokkos::create_mirror_view(extent);
+      for (int k = 0; k < nb_nodes; ++k) {
+        double const lo = -lows[2 * k + axis[k]], width = highs[2 * k + axis[k]] - lo;
+        h(k, 0) = lo;
+        h(k, 1) = width > 0 ? 4294967296.0 / width : 0.0;
+      }
+      Kokkos::deep_copy(space, extent, h);
+    }
     Kokkos::View<int*, MemorySpace> axis_view(Kokkos::view_alloc(space, "sdot::boxes::axis"),
                                               nb_nodes);
     Kokkos::deep_copy(
@@ -183,8 +202,8 @@ bisect_into_boxes(ExecutionSpace const& space, loom::Ranks const& ranks,
             n)};
     int current = 0;
     int nb_candidates = n;
-    InSelection<MemorySpace> const in_selection{node_of, positions, axis_view, selection,
-                                                first_gid};
+    InSelection<MemorySpace> const in_selection{node_of, positions, axis_view,
+                                                extent,  selection, first_gid};
     // Keeps the candidates (every seed when `from_all`) that are in the selection of `stage`.
     auto keep_candidates = [&](int stage, bool from_all) {
       auto const from = candidates[current];
@@ -206,24 +225,25 @@ bisect_into_boxes(ExecutionSpace const& space, loom::Ranks const& ranks,
       nb_candidates = kept;
     };
     upload_selection();
-    keep_candidates(0, true);
+    bool all_seeds = true; // the first pass sweeps every seed, the next ones the candidates
     for (int stage = 0; stage < 2; ++stage) {
       // After the coordinate, the global index only matters where seeds of equal coordinate
       // must be split (target > 0 among them): lattices, duplicates.
       if (stage == 1 &&
           std::all_of(target.begin(), target.end(), [](std::int64_t t) { return t == 0; }))
         break;
-      int const bytes = stage == 0 ? 8 : gid_bytes;
+      int const bytes = stage == 0 ? 4 : gid_bytes;
       for (int b = bytes - 1; b >= 0; --b) {
         int const shift = 8 * b;
         Kokkos::deep_copy(space, histogram, 0);
         auto const list = candidates[current];
+        bool const from_all = all_seeds;
         Kokkos::parallel_for(
             "sdot::boxes::digit_histogram", Policy(space, 0, nb_candidates), KOKKOS_LAMBDA(int c) {
-              int const i = list(c);
+              int const i = from_all ? c : list(c);
               std::uint64_t key = 0;
-              in_selection(i, stage, key); // a candidate: in the selection
-              Kokkos::atomic_add(&histogram(node_of(i), (key >> shift) & 255), std::int64_t(1));
+              if (in_selection(i, stage, key))
+                Kokkos::atomic_add(&histogram(node_of(i), (key >> shift) & 255), std::int64_t(1));
             });
         auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), histogram);
         std::vector<std::int64_t> sums(std::size_t(nb_nodes) * 256);
@@ -248,7 +268,8 @@ bisect_into_boxes(ExecutionSpace const& space, loom::Ranks const& ranks,
         upload_selection();
         // The next pass sweeps only the seeds still selected (after the last byte of the
         // coordinate: those of the selected coordinate, for the global index).
-        keep_candidates(b > 0 ? stage : 1, false);
+        keep_candidates(b > 0 ? stage : 1, all_seeds);
+        all_seeds = false;
       }
     }
 
@@ -283,7 +304,7 @@ bisect_into_boxes(ExecutionSpace const& space, loom::Ranks const& ranks,
           int const k = node_of(i);
           if (k < 0)
             return;
-          std::uint64_t const key1 = ordered_bits(positions(i, axis_view(k)));
+          std::uint64_t const key1 = in_selection.position(i, k);
           std::uint64_t const gid = static_cast<std::uint64_t>(first_gid + i);
           bool const left =
               key1 < selection(k, 0) || (key1 == selection(k, 0) && gid < selection(k, 2));

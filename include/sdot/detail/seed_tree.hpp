@@ -508,44 +508,56 @@ inline int ring_entries_per_part() {
 /// The near grid offsets (gap² < near_gap2) of each part of a cell, by increasing gap to the
 /// part (ties by distance between centres, then row, then column: a fixed order), each part's
 /// followed by the least gap to a cell beyond them (see ring_entries_per_part).
+/// The table is the same for every tree: computed once, on the host.
+inline std::vector<RingOffset> const& ring_table() {
+  static std::vector<RingOffset> const table = [] {
+    int const reach = near_reach();
+    int const per_part = ring_entries_per_part();
+    int const nb_parts = ring_parts * ring_parts;
+    std::vector<RingOffset> host(nb_parts * per_part);
+    for (int part = 0; part < nb_parts; ++part) {
+      // The part: [px0, px1] × [py0, py1] in units of h from the cell's corner.
+      double const px0 = double(part % ring_parts) / ring_parts, px1 = px0 + 1.0 / ring_parts;
+      double const py0 = double(part / ring_parts) / ring_parts, py1 = py0 + 1.0 / ring_parts;
+      auto const gap_to = [&](int di, int dj) {
+        double const gx = std::max({0.0, di - px1, px0 - (di + 1)});
+        double const gy = std::max({0.0, dj - py1, py0 - (dj + 1)});
+        return std::sqrt(gx * gx + gy * gy);
+      };
+      RingOffset* const first = &host[part * per_part];
+      int k = 0;
+      double beyond = std::numeric_limits<double>::infinity();
+      for (int dj = -reach - 1; dj <= reach + 1; ++dj)
+        for (int di = -reach - 1; di <= reach + 1; ++di) {
+          if (grid_gap2(di, dj) < near_gap2)
+            first[k++] = RingOffset{di, dj, gap_to(di, dj)};
+          else
+            beyond = std::min(beyond, gap_to(di, dj));
+        }
+      double const cx = (px0 + px1) / 2 - 0.5, cy = (py0 + py1) / 2 - 0.5;
+      auto const before = [&](RingOffset const& a, RingOffset const& b) {
+        double const ca = (a.di - cx) * (a.di - cx) + (a.dj - cy) * (a.dj - cy);
+        double const cb = (b.di - cx) * (b.di - cx) + (b.dj - cy) * (b.dj - cy);
+        if (a.gap != b.gap)
+          return a.gap < b.gap;
+        if (ca != cb)
+          return ca < cb;
+        return a.dj != b.dj ? a.dj < b.dj : a.di < b.di;
+      };
+      std::stable_sort(first, first + k, before); // a few entries, once
+      first[k] = RingOffset{0, 0, beyond};
+    }
+    return host;
+  }();
+  return table;
+}
+
+/// ring_table() in the memory space.
 template <class ExecutionSpace, class MemorySpace>
 Kokkos::View<RingOffset*, MemorySpace> ring_offsets(ExecutionSpace const& space) {
-  int const reach = near_reach();
-  int const per_part = ring_entries_per_part();
-  int const nb_parts = ring_parts * ring_parts;
-  Kokkos::View<RingOffset*, Kokkos::HostSpace> host("sdot::tree::ring_host", nb_parts * per_part);
-  for (int part = 0; part < nb_parts; ++part) {
-    // The part: [px0, px1] × [py0, py1] in units of h from the cell's corner.
-    double const px0 = double(part % ring_parts) / ring_parts, px1 = px0 + 1.0 / ring_parts;
-    double const py0 = double(part / ring_parts) / ring_parts, py1 = py0 + 1.0 / ring_parts;
-    auto const gap_to = [&](int di, int dj) {
-      double const gx = std::max({0.0, di - px1, px0 - (di + 1)});
-      double const gy = std::max({0.0, dj - py1, py0 - (dj + 1)});
-      return std::sqrt(gx * gx + gy * gy);
-    };
-    RingOffset* const first = &host(part * per_part);
-    int k = 0;
-    double beyond = std::numeric_limits<double>::infinity();
-    for (int dj = -reach - 1; dj <= reach + 1; ++dj)
-      for (int di = -reach - 1; di <= reach + 1; ++di) {
-        if (grid_gap2(di, dj) < near_gap2)
-          first[k++] = RingOffset{di, dj, gap_to(di, dj)};
-        else
-          beyond = std::min(beyond, gap_to(di, dj));
-      }
-    double const cx = (px0 + px1) / 2 - 0.5, cy = (py0 + py1) / 2 - 0.5;
-    auto const before = [&](RingOffset const& a, RingOffset const& b) {
-      double const ca = (a.di - cx) * (a.di - cx) + (a.dj - cy) * (a.dj - cy);
-      double const cb = (b.di - cx) * (b.di - cx) + (b.dj - cy) * (b.dj - cy);
-      if (a.gap != b.gap)
-        return a.gap < b.gap;
-      if (ca != cb)
-        return ca < cb;
-      return a.dj != b.dj ? a.dj < b.dj : a.di < b.di;
-    };
-    std::stable_sort(first, first + k, before); // a few entries, once per tree
-    first[k] = RingOffset{0, 0, beyond};
-  }
+  auto const& table = ring_table();
+  Kokkos::View<RingOffset const*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>> host(
+      table.data(), table.size());
   Kokkos::View<RingOffset*, MemorySpace> ring(
       Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::tree::ring"), host.extent(0));
   Kokkos::deep_copy(space, ring, host);

@@ -20,6 +20,7 @@
 #include <sdot/detail/radix_sort.hpp>
 #include <sdot/detail/scan.hpp>
 
+#include <cmath>
 #include <map>
 #include <string>
 #include <vector>
@@ -638,6 +639,9 @@ public:
     for (int l = 0; l < local; ++l) {
       int const begin = static_cast<int>(mine.offsets[l]),
                 count = static_cast<int>(mine.offsets[l + 1] - begin);
+      // The cells that leave a box of m uniform seeds at round 0 (about 5 √m: those along its
+      // sides), with room to spare: the decision pass keeps them for packing.
+      kept_slots_ += std::min(count, 64 + 8 * static_cast<int>(std::ceil(std::sqrt(count))));
       Kokkos::View<double* [2], memory_space> p(
           Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::travel::box_positions"),
           count);
@@ -899,8 +903,6 @@ public:
         step.needed = per_item<int>("sdot::travel::needed", items);
         step.overflowed = per_item<int>("sdot::travel::overflowed", items);
         step.kept_slot = per_item<int>("sdot::travel::kept_slot", items);
-        if (kept_slots_ == 0)
-          kept_slots_ = 1024 + items / 16;
         step.kept =
             Rows(Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::travel::kept"),
                  kept_slots_, MessageLayout::header + 3 * msg_capacity_.value());
@@ -1148,7 +1150,10 @@ private:
   Kokkos::View<RankTreeNode*, memory_space> rank_tree_;
   std::vector<std::int64_t> process_first_;
   long bytes_sent_seeds_ = 0;
-  int kept_slots_ = 0; ///< cells the decision pass keeps for packing (grown to the most senders)
+  /// Cells the decision pass keeps for packing (those that leave their box at round 0 on a
+  /// uniform cloud, then grown to the most senders of a round); a cell without a slot is cut
+  /// again when packed.
+  int kept_slots_ = 0;
   bool with_polygons_ = false;
   TravelStatistics<memory_space> statistics_;
 };
