@@ -1,5 +1,5 @@
 // Builds one power diagram and prints its time per cell and its checksum; meant for
-//   valgrind --tool=callgrind --toggle-collect='*CellsFunctor*' sdot_profile_cells N cloud
+//   valgrind --tool=callgrind --toggle-collect='*detail::build_cells<*' sdot_profile_cells N cloud
 // (instruction counts per cell are stable on a loaded machine, wall times are not).
 //   N      number of seeds (default 1e5)
 //   cloud  uniform (weights U[0, 1/N]) or clustered (default uniform), optionally followed by
