@@ -1,7 +1,9 @@
 # Installs the build in BUILD_DIR into a fresh prefix, configures examples/ as a project of its
-# own against that prefix, builds it and runs its tests. Run with cmake -P.
+# own against that prefix, builds it and runs its tests; then the same for a project that
+# enables only C++ (cmake/consumer). Run with cmake -P.
 set(prefix "${BUILD_DIR}/install-test/prefix")
 set(examples "${BUILD_DIR}/install-test/examples")
+set(consumer "${BUILD_DIR}/install-test/consumer")
 file(REMOVE_RECURSE "${BUILD_DIR}/install-test")
 function(run)
   execute_process(COMMAND ${ARGN} RESULT_VARIABLE result)
@@ -23,3 +25,8 @@ run(${CMAKE_COMMAND} -S "${SOURCE_DIR}/examples" -B "${examples}" -DCMAKE_BUILD_
     ${dependencies})
 run(${CMAKE_COMMAND} --build "${examples}" -j 2)
 run(${CMAKE_CTEST_COMMAND} --test-dir "${examples}" --output-on-failure)
+run(${CMAKE_COMMAND} -S "${SOURCE_DIR}/cmake/consumer" -B "${consumer}" -DCMAKE_BUILD_TYPE=Release
+    -DCMAKE_CXX_COMPILER=${CXX_COMPILER} -DCMAKE_CXX_STANDARD=${CXX_STANDARD} -Dsdot_ROOT=${prefix}
+    ${dependencies})
+run(${CMAKE_COMMAND} --build "${consumer}" -j 2)
+run(${CMAKE_CTEST_COMMAND} --test-dir "${consumer}" --output-on-failure)
