@@ -1,32 +1,52 @@
-# Installs the build in BUILD_DIR into a fresh prefix, configures examples/ as a project of its
-# own against that prefix, builds it and runs its tests; then the same for a project that
-# enables only C++ (cmake/consumer). Run with cmake -P.
-set(prefix "${BUILD_DIR}/install-test/prefix")
-set(examples "${BUILD_DIR}/install-test/examples")
-set(consumer "${BUILD_DIR}/install-test/consumer")
-file(REMOVE_RECURSE "${BUILD_DIR}/install-test")
+# The install test. Installs the build in BUILD_DIR into a fresh prefix, then builds and runs,
+# against that prefix, examples/ and cmake/consumer (a project that enables only C++), each as
+# a project of its own. Then builds sdot's libraries again with the other linkage (shared for
+# a static build, static for a shared one), installs them and does the same. Run with cmake -P.
+set(root "${BUILD_DIR}/install-test")
+file(REMOVE_RECURSE "${root}")
 function(run)
   execute_process(COMMAND ${ARGN} RESULT_VARIABLE result)
   if(NOT result EQUAL 0)
     message(FATAL_ERROR "install test: '${ARGN}' failed (${result})")
   endif()
 endfunction()
-run(${CMAKE_COMMAND} --install "${BUILD_DIR}" --prefix "${prefix}")
-# The same Kokkos (and Kokkos-Kernels) as the build, as a user would point to them.
-set(dependencies "")
+# The same compiler, C++ standard and Kokkos (and Kokkos-Kernels) as the build, as a user
+# would point to them.
+set(common -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_COMPILER=${CXX_COMPILER}
+           -DCMAKE_CXX_STANDARD=${CXX_STANDARD})
 if(KOKKOS_DIR)
-  list(APPEND dependencies "-DKokkos_DIR=${KOKKOS_DIR}")
+  list(APPEND common "-DKokkos_DIR=${KOKKOS_DIR}")
 endif()
 if(KOKKOSKERNELS_DIR)
-  list(APPEND dependencies "-DKokkosKernels_DIR=${KOKKOSKERNELS_DIR}")
+  list(APPEND common "-DKokkosKernels_DIR=${KOKKOSKERNELS_DIR}")
 endif()
-run(${CMAKE_COMMAND} -S "${SOURCE_DIR}/examples" -B "${examples}" -DCMAKE_BUILD_TYPE=Release
-    -DCMAKE_CXX_COMPILER=${CXX_COMPILER} -DCMAKE_CXX_STANDARD=${CXX_STANDARD} -Dsdot_ROOT=${prefix}
-    ${dependencies})
-run(${CMAKE_COMMAND} --build "${examples}" -j 2)
-run(${CMAKE_CTEST_COMMAND} --test-dir "${examples}" --output-on-failure)
-run(${CMAKE_COMMAND} -S "${SOURCE_DIR}/cmake/consumer" -B "${consumer}" -DCMAKE_BUILD_TYPE=Release
-    -DCMAKE_CXX_COMPILER=${CXX_COMPILER} -DCMAKE_CXX_STANDARD=${CXX_STANDARD} -Dsdot_ROOT=${prefix}
-    ${dependencies})
-run(${CMAKE_COMMAND} --build "${consumer}" -j 2)
-run(${CMAKE_CTEST_COMMAND} --test-dir "${consumer}" --output-on-failure)
+# Builds and runs the tests of the user projects against the installed `prefix`.
+function(test_user_projects prefix name)
+  foreach(project examples consumer)
+    if(project STREQUAL "examples")
+      set(source "${SOURCE_DIR}/examples")
+    else()
+      set(source "${SOURCE_DIR}/cmake/consumer")
+    endif()
+    set(binary "${root}/${name}-${project}")
+    run(${CMAKE_COMMAND} -S "${source}" -B "${binary}" ${common} -Dsdot_ROOT=${prefix})
+    run(${CMAKE_COMMAND} --build "${binary}" -j 2)
+    run(${CMAKE_CTEST_COMMAND} --test-dir "${binary}" --output-on-failure)
+  endforeach()
+endfunction()
+
+run(${CMAKE_COMMAND} --install "${BUILD_DIR}" --prefix "${root}/prefix")
+test_user_projects("${root}/prefix" "build")
+
+if(SHARED)
+  set(other OFF)
+else()
+  set(other ON)
+endif()
+run(${CMAKE_COMMAND} -S "${SOURCE_DIR}" -B "${root}/other-build" ${common}
+    -DBUILD_SHARED_LIBS=${other} -DSDOT_ENABLE_APPS=OFF -DSDOT_ENABLE_HDF5=${ENABLE_HDF5}
+    -DSDOT_ENABLE_KOKKOS_KERNELS=${ENABLE_KOKKOS_KERNELS}
+    -DSDOT_ENABLE_EXPLICIT_INSTANTIATION=${ENABLE_EXPLICIT_INSTANTIATION})
+run(${CMAKE_COMMAND} --build "${root}/other-build" -j 2)
+run(${CMAKE_COMMAND} --install "${root}/other-build" --prefix "${root}/other-prefix")
+test_user_projects("${root}/other-prefix" "other")
