@@ -33,6 +33,15 @@ endfunction()
 
 run(${CMAKE_COMMAND} --install "${BUILD_DIR}" --prefix "${root}/prefix")
 test_user_projects("${root}/prefix" "build")
+# The Python packages, from the installed prefix only: the documents' one-device script.
+if(PYTHON_EXECUTABLE AND PYTHON_INSTALL_DIR)
+  execute_process(COMMAND ${CMAKE_COMMAND} -E env "PYTHONPATH=${root}/prefix/${PYTHON_INSTALL_DIR}"
+                          "${PYTHON_EXECUTABLE}" "${SOURCE_DIR}/examples/python/one_device.py"
+                  WORKING_DIRECTORY "${root}" RESULT_VARIABLE result OUTPUT_VARIABLE printed)
+  if(NOT result EQUAL 0 OR NOT printed MATCHES "^(1\\.0|1\\.0000000000000|0\\.9999999999999)")
+    message(FATAL_ERROR "install test: the installed Python packages printed '${printed}' (${result})")
+  endif()
+endif()
 
 if(SHARED)
   set(other OFF)

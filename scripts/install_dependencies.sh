@@ -7,6 +7,7 @@ packages=(
   libtrilinos-kokkos-dev libtrilinos-kokkos-kernels-dev
   libopenmpi-dev openmpi-bin libhdf5-openmpi-dev hdf5-tools
   libgtest-dev libbenchmark-dev libcgal-dev
+  python3-dev pybind11-dev python3-numpy python3-mpi4py python3-pytest
 )
 missing=()
 for p in "${packages[@]}"; do

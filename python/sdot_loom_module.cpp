@@ -1,0 +1,457 @@
+// The Python extension behind the `sdot` and `loom` packages: NumPy arrays in, NumPy arrays
+// out, over the C++ library compiled for Kokkos' default execution space.
+//
+// Lifetime: Kokkos is initialised on import (unless the process already did it, in which case
+// it is left to that code) and finalised at exit. Every object that holds Kokkos Views is
+// registered and released before Kokkos is finalised; a Python object used after that raises
+// RuntimeError.
+
+#include <loom/loom.hpp>
+#include <sdot/optimal_transport.hpp>
+#include <sdot/sdot.hpp>
+
+#include <Kokkos_Core.hpp>
+#include <mpi.h>
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace py = pybind11;
+
+namespace {
+
+using Space = Kokkos::DefaultExecutionSpace;
+using MemorySpace = Space::memory_space;
+using Points = Kokkos::View<double* [2], MemorySpace>;
+using Scalars = Kokkos::View<double*, MemorySpace>;
+using SpreadPoints = loom::Spread<Points>;
+using SpreadScalars = loom::Spread<Scalars>;
+
+// ---- lifetime -----------------------------------------------------------------------------------
+
+/// The objects that hold Views: release(true) releases one, release(false) only tells whether
+/// it is still alive (false once Python dropped it).
+std::vector<std::function<bool(bool)>>& live_objects() {
+  static std::vector<std::function<bool(bool)>> objects;
+  return objects;
+}
+bool kokkos_initialised_here = false;
+
+/// A C++ object held by Python, released at exit (before Kokkos is finalised).
+template <class T>
+class Held {
+public:
+  Held() = default;
+  explicit Held(T value) : value_(std::make_shared<std::optional<T>>(std::move(value))) {
+    std::weak_ptr<std::optional<T>> weak = value_;
+    auto& objects = live_objects();
+    objects.erase(std::remove_if(objects.begin(), objects.end(),
+                                 [](auto const& release) { return !release(false); }),
+                  objects.end());
+    objects.push_back([weak](bool now) {
+      auto held = weak.lock();
+      if (!held)
+        return false;
+      if (now)
+        held->reset();
+      return true;
+    });
+  }
+  T& get() const {
+    if (!value_ || !value_->has_value())
+      throw std::runtime_error("sdot: this object was released when Kokkos was finalised");
+    return **value_;
+  }
+
+private:
+  std::shared_ptr<std::optional<T>> value_;
+};
+
+void release_and_finalize() {
+  for (auto const& release : live_objects())
+    release(true);
+  live_objects().clear();
+  if (kokkos_initialised_here && Kokkos::is_initialized())
+    Kokkos::finalize();
+  kokkos_initialised_here = false;
+}
+
+// ---- conversions --------------------------------------------------------------------------------
+
+/// `obj` (a NumPy array, a sequence, or anything with __array__, as CPU tensors) as a
+/// C-contiguous float64 array: other numeric types converted once; strings, objects and
+/// complex numbers refused (TypeError).
+py::array_t<double, py::array::c_style> as_float64(py::handle obj, std::string const& what) {
+  py::array array = py::module_::import("numpy").attr("asarray")(obj);
+  char const kind = array.dtype().kind();
+  if (kind != 'f' && kind != 'i' && kind != 'u' && kind != 'b')
+    throw py::type_error("sdot: " + what +
+                         " must be numeric (float64, or convertible to it), not " +
+                         std::string(py::str(array.dtype())));
+  return py::array_t<double, py::array::c_style | py::array::forcecast>::ensure(array);
+}
+
+Points points_from(py::handle obj, std::string const& what) {
+  auto const array = as_float64(obj, what);
+  if (array.ndim() != 2 || array.shape(1) != 2) {
+    std::ostringstream msg;
+    msg << "sdot: " << what << " must have shape [N, 2], not [";
+    for (py::ssize_t d = 0; d < array.ndim(); ++d)
+      msg << (d ? ", " : "") << array.shape(d);
+    msg << "]";
+    throw py::value_error(msg.str());
+  }
+  std::size_t const n = array.shape(0);
+  Points out(Kokkos::view_alloc(Kokkos::WithoutInitializing, "sdot::python::" + what), n);
+  auto host = Kokkos::create_mirror_view(out);
+  auto const a = array.unchecked<2>();
+  for (std::size_t i = 0; i < n; ++i) {
+    host(i, 0) = a(i, 0);
+    host(i, 1) = a(i, 1);
+  }
+  Kokkos::deep_copy(out, host);
+  return out;
+}
+
+Scalars scalars_from(py::handle obj, std::string const& what) {
+  auto const array = as_float64(obj, what);
+  if (array.ndim() != 1) {
+    std::ostringstream msg;
+    msg << "sdot: " << what << " must have shape [N], not an array of " << array.ndim()
+        << " dimensions";
+    throw py::value_error(msg.str());
+  }
+  std::size_t const n = array.shape(0);
+  Scalars out(Kokkos::view_alloc(Kokkos::WithoutInitializing, "sdot::python::" + what), n);
+  auto host = Kokkos::create_mirror_view(out);
+  auto const a = array.unchecked<1>();
+  for (std::size_t i = 0; i < n; ++i)
+    host(i) = a(i);
+  Kokkos::deep_copy(out, host);
+  return out;
+}
+
+/// A View as a new NumPy array (copied to the host).
+template <class View>
+py::array_t<double> to_numpy(View const& view) {
+  auto const host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), view);
+  if constexpr (View::rank == 1) {
+    py::array_t<double> out(static_cast<py::ssize_t>(host.extent(0)));
+    auto o = out.mutable_unchecked<1>();
+    for (std::size_t i = 0; i < host.extent(0); ++i)
+      o(i) = host(i);
+    return out;
+  } else {
+    py::array_t<double> out(
+        {static_cast<py::ssize_t>(host.extent(0)), static_cast<py::ssize_t>(host.extent(1))});
+    auto o = out.mutable_unchecked<2>();
+    for (std::size_t i = 0; i < host.extent(0); ++i)
+      for (std::size_t j = 0; j < host.extent(1); ++j)
+        o(i, j) = host(i, j);
+    return out;
+  }
+}
+
+std::vector<sdot::HalfSpace> half_spaces_from(py::handle obj) {
+  if (py::isinstance<py::list>(obj) || py::isinstance<py::tuple>(obj)) {
+    std::vector<sdot::HalfSpace> out;
+    for (auto item : obj) {
+      if (py::isinstance<sdot::HalfSpace>(item)) {
+        out.push_back(item.cast<sdot::HalfSpace>());
+        continue;
+      }
+      auto row = as_float64(item, "a boundary");
+      if (row.ndim() != 1 || row.shape(0) != 3)
+        throw py::value_error("sdot: a boundary is a HalfSpace or [a_x, a_y, c] (a·x ≤ c)");
+      out.push_back({{row.at(0), row.at(1)}, row.at(2)});
+    }
+    return out;
+  }
+  auto rows = as_float64(obj, "boundaries");
+  if (rows.ndim() != 2 || rows.shape(1) != 3)
+    throw py::value_error("sdot: boundaries must be a list of HalfSpace or an array [K, 3] of "
+                          "rows (a_x, a_y, c), each the half-space a·x ≤ c");
+  std::vector<sdot::HalfSpace> out;
+  for (py::ssize_t k = 0; k < rows.shape(0); ++k)
+    out.push_back({{rows.at(k, 0), rows.at(k, 1)}, rows.at(k, 2)});
+  return out;
+}
+
+std::array<double, 2> pair_from(py::handle obj, char const* what) {
+  auto a = as_float64(obj, what);
+  if (a.ndim() != 1 || a.shape(0) != 2)
+    throw py::value_error(std::string("sdot: ") + what + " must hold 2 coordinates");
+  return {a.at(0), a.at(1)};
+}
+
+// ---- loom ---------------------------------------------------------------------------------------
+
+/// loom.MpiRanks / loom.BoxRanks.
+struct PyRanks {
+  loom::Ranks ranks;
+};
+
+/// A spread array: this process's block, over some ranks (inputs: positions or weights;
+/// results: measures, centroids).
+struct PySpread {
+  Held<std::variant<SpreadPoints, SpreadScalars>> spread;
+
+  template <class F>
+  decltype(auto) visit(F&& f) const {
+    return std::visit(std::forward<F>(f), spread.get());
+  }
+  py::array_t<double> value() const {
+    return visit([](auto const& s) { return to_numpy(s.value()); });
+  }
+  loom::Ranks ranks() const {
+    return visit([](auto const& s) { return s.ranks(); });
+  }
+};
+
+/// Runs a collective reduction; a loom::Error becomes ValueError (the same on every process).
+template <class F>
+auto collective(F&& f) {
+  try {
+    return f();
+  } catch (loom::Error const& e) {
+    throw py::value_error(e.what());
+  }
+}
+
+PySpread spread_block(py::handle block, PyRanks const& ranks) {
+  py::array array = py::module_::import("numpy").attr("asarray")(block);
+  if (array.ndim() == 2)
+    return PySpread{Held<std::variant<SpreadPoints, SpreadScalars>>(
+        loom::spread(points_from(array, "positions"), ranks.ranks))};
+  return PySpread{Held<std::variant<SpreadPoints, SpreadScalars>>(
+      loom::spread(scalars_from(array, "weights"), ranks.ranks))};
+}
+
+PySpread spread_whole(py::handle whole, PyRanks const& ranks) {
+  py::array array = py::module_::import("numpy").attr("asarray")(whole);
+  if (array.ndim() == 2) {
+    auto s = loom::spread_host(points_from(array, "positions"), ranks.ranks);
+    return PySpread{Held<std::variant<SpreadPoints, SpreadScalars>>(
+        SpreadPoints(s.value(), s.offsets(), s.ranks()))};
+  }
+  auto s = loom::spread_host(scalars_from(array, "weights"), ranks.ranks);
+  return PySpread{Held<std::variant<SpreadPoints, SpreadScalars>>(
+      SpreadScalars(s.value(), s.offsets(), s.ranks()))};
+}
+
+// ---- sdot ---------------------------------------------------------------------------------------
+
+using WholeDiagram = sdot::PowerDiagram<Space, sdot::WholeInput>;
+using SpreadDiagram = sdot::PowerDiagram<Space, sdot::SpreadInput>;
+
+/// sdot.PowerDiagram: whole input (NumPy arrays) or spread input (loom.spread blocks).
+struct PyPowerDiagram {
+  Held<std::variant<WholeDiagram, SpreadDiagram>> diagram;
+
+  py::object measures() {
+    return result([](auto& d) { return d.measures(); });
+  }
+  py::object centroids() {
+    return result([](auto& d) { return d.centroids(); });
+  }
+  /// What `get(diagram)` returns: a NumPy array (whole input) or a loom.Spread (spread input).
+  template <class Get>
+  py::object result(Get const& get) {
+    return std::visit(
+        [&](auto& d) -> py::object {
+          auto r = get(d);
+          if constexpr (std::decay_t<decltype(d)>::is_spread) {
+            using View = std::conditional_t<decltype(r)::view_type::rank == 1, Scalars, Points>;
+            return py::cast(PySpread{Held<std::variant<SpreadPoints, SpreadScalars>>(
+                loom::Spread<View>(r.value(), r.offsets(), r.ranks()))});
+          } else {
+            return to_numpy(r);
+          }
+        },
+        diagram.get());
+  }
+  /// The cells as a list of [K, 2] vertex arrays, one per seed of this process.
+  py::list cell_polygons() {
+    auto polygons = std::visit([](auto& d) { return d.cell_polygons(); }, diagram.get());
+    auto const offsets = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), polygons.offsets);
+    auto const vertices =
+        Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), polygons.vertices);
+    py::list out;
+    for (std::size_t i = 0; i + 1 < offsets.extent(0); ++i) {
+      py::ssize_t const begin = offsets(i), count = offsets(i + 1) - offsets(i);
+      py::array_t<double> cell({count, py::ssize_t(2)});
+      auto c = cell.mutable_unchecked<2>();
+      for (py::ssize_t k = 0; k < count; ++k) {
+        c(k, 0) = vertices(begin + k, 0);
+        c(k, 1) = vertices(begin + k, 1);
+      }
+      out.append(cell);
+    }
+    return out;
+  }
+};
+
+PyPowerDiagram make_power_diagram(py::object positions, py::object weights, py::object boundaries,
+                                  int nb_boxes) {
+  sdot::PowerDiagramOptions options;
+  options.nb_boxes = nb_boxes;
+  auto const domain = half_spaces_from(boundaries);
+  bool const spread_positions = py::isinstance<PySpread>(positions);
+  bool const spread_weights = py::isinstance<PySpread>(weights);
+  if (spread_positions != spread_weights)
+    throw py::type_error("sdot.PowerDiagram: positions and weights must both be spread "
+                         "(loom.spread) or both be whole arrays");
+  if (!spread_positions) {
+    WholeDiagram d(points_from(positions, "positions"), scalars_from(weights, "weights"), domain,
+                   options);
+    return PyPowerDiagram{Held<std::variant<WholeDiagram, SpreadDiagram>>(std::move(d))};
+  }
+  auto const& p = positions.cast<PySpread const&>().spread.get();
+  auto const& w = weights.cast<PySpread const&>().spread.get();
+  if (!std::holds_alternative<SpreadPoints>(p) || !std::holds_alternative<SpreadScalars>(w))
+    throw py::value_error("sdot.PowerDiagram: spread positions must be [N, 2] blocks and spread "
+                          "weights [N] blocks");
+  SpreadDiagram d(std::get<SpreadPoints>(p), std::get<SpreadScalars>(w), domain, options);
+  return PyPowerDiagram{Held<std::variant<WholeDiagram, SpreadDiagram>>(std::move(d))};
+}
+
+/// sdot.OptimalTransport (whole input, one process, nb_boxes boxes).
+struct PyOptimalTransport {
+  Held<sdot::OptimalTransport<Space>> transport;
+
+  py::dict solve(py::object initial_weights) {
+    auto& ot = transport.get();
+    auto result = initial_weights.is_none()
+                      ? ot.solve()
+                      : ot.solve(scalars_from(initial_weights, "initial_weights"));
+    py::dict out;
+    out["weights"] = to_numpy(result.weights);
+    out["measures"] = to_numpy(result.measures);
+    out["newton_iterations"] = result.statistics.newton_iterations;
+    out["cg_iterations"] = result.statistics.cg_iterations;
+    out["diagram_evaluations"] = result.statistics.diagram_evaluations;
+    out["max_error"] = result.statistics.max_error;
+    out["seconds"] = result.statistics.seconds;
+    return out;
+  }
+};
+
+} // namespace
+
+PYBIND11_MODULE(_sdot_loom, m) {
+  m.doc() = "The C++ core of the sdot and loom Python packages";
+  if (!Kokkos::is_initialized()) {
+    Kokkos::initialize(); // honours the KOKKOS_* environment variables
+    kokkos_initialised_here = true;
+  }
+  py::module_::import("atexit").attr("register")(py::cpp_function(&release_and_finalize));
+
+  // loom
+  py::register_exception<loom::Error>(m, "LoomError", PyExc_RuntimeError);
+  py::class_<PyRanks>(m, "Ranks")
+      .def_property_readonly("size", [](PyRanks const& r) { return r.ranks.size(); })
+      .def_property_readonly("rank", [](PyRanks const& r) { return r.ranks.rank(); })
+      .def_property_readonly("local_count", [](PyRanks const& r) { return r.ranks.local_count(); })
+      .def_property_readonly("process_rank",
+                             [](PyRanks const& r) { return r.ranks.process_rank(); })
+      .def_property_readonly("process_count",
+                             [](PyRanks const& r) { return r.ranks.process_count(); });
+  m.def(
+      "mpi_ranks",
+      [](std::int64_t fortran_comm, int boxes_per_process) {
+        int initialised = 0;
+        MPI_Initialized(&initialised);
+        if (!initialised)
+          throw py::value_error("loom.MpiRanks: MPI is not initialised (import mpi4py.MPI first)");
+        return PyRanks{
+            loom::MpiRanks(MPI_Comm_f2c(static_cast<MPI_Fint>(fortran_comm)), boxes_per_process)};
+      },
+      py::arg("fortran_comm"), py::arg("boxes_per_process") = 1);
+  m.def(
+      "box_ranks", [](int count) { return PyRanks{loom::BoxRanks(count)}; }, py::arg("count"));
+
+  py::class_<PySpread>(m, "Spread")
+      .def_property_readonly("value", &PySpread::value, "This process's block (a new NumPy array)")
+      .def_property_readonly("ranks", [](PySpread const& s) { return PyRanks{s.ranks()}; })
+      .def("sum",
+           [](PySpread const& s) {
+             return collective(
+                 [&] { return s.visit([](auto const& x) { return double(x.sum()); }); });
+           })
+      .def("max",
+           [](PySpread const& s) {
+             return collective(
+                 [&] { return s.visit([](auto const& x) { return double(x.max()); }); });
+           })
+      .def("min",
+           [](PySpread const& s) {
+             return collective(
+                 [&] { return s.visit([](auto const& x) { return double(x.min()); }); });
+           })
+      .def("mean", [](PySpread const& s) {
+        return collective([&] { return s.visit([](auto const& x) { return x.mean(); }); });
+      });
+  m.def("spread", &spread_block, py::arg("block"), py::arg("ranks"));
+  m.def("spread_host", &spread_whole, py::arg("whole"), py::arg("ranks"));
+  m.def("gather_to_host", [](PySpread const& s) {
+    return collective(
+        [&] { return s.visit([](auto const& x) { return to_numpy(loom::gather_to_host(x)); }); });
+  });
+
+  // sdot
+  py::class_<sdot::HalfSpace>(m, "HalfSpace")
+      .def(py::init([](std::array<double, 2> normal, double offset) {
+             return sdot::HalfSpace{normal, offset};
+           }),
+           py::arg("normal"), py::arg("offset"))
+      .def_readonly("normal", &sdot::HalfSpace::normal)
+      .def_readonly("offset", &sdot::HalfSpace::offset)
+      .def("__repr__", [](sdot::HalfSpace const& h) {
+        std::ostringstream s;
+        s.precision(17);
+        s << "HalfSpace(normal=[" << h.normal[0] << ", " << h.normal[1] << "], offset=" << h.offset
+          << ")";
+        return s.str();
+      });
+  m.def(
+      "box_half_spaces",
+      [](py::object lo, py::object hi) {
+        return sdot::box_half_spaces(pair_from(lo, "lo"), pair_from(hi, "hi"));
+      },
+      py::arg("lo"), py::arg("hi"));
+
+  py::class_<PyPowerDiagram>(m, "PowerDiagram")
+      .def(py::init(&make_power_diagram), py::arg("positions"), py::arg("weights"),
+           py::arg("boundaries"), py::arg("nb_boxes") = 1)
+      .def_property_readonly("measures", &PyPowerDiagram::measures)
+      .def_property_readonly("centroids", &PyPowerDiagram::centroids)
+      .def_property_readonly("cell_polygons", &PyPowerDiagram::cell_polygons);
+
+  py::class_<PyOptimalTransport>(m, "OptimalTransport")
+      .def(py::init([](py::object positions, py::object masses, py::object boundaries, int nb_boxes,
+                       double tol) {
+             sdot::PowerDiagramOptions options;
+             options.nb_boxes = nb_boxes;
+             sdot::OptimalTransportOptions ot_options;
+             ot_options.tol = tol;
+             return PyOptimalTransport{Held<sdot::OptimalTransport<Space>>(
+                 sdot::OptimalTransport<Space>(points_from(positions, "positions"),
+                                               scalars_from(masses, "masses"),
+                                               half_spaces_from(boundaries), options, ot_options))};
+           }),
+           py::arg("positions"), py::arg("masses"), py::arg("boundaries"), py::arg("nb_boxes") = 1,
+           py::arg("tol") = sdot::OptimalTransportOptions{}.tol)
+      .def("solve", &PyOptimalTransport::solve, py::arg("initial_weights") = py::none());
+}

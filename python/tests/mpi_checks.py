@@ -1,0 +1,53 @@
+"""Spread input under MPI (any process count): the measures against one process's whole
+diagram, the collective reductions, and bad input on one process reported on every process."""
+import loom
+import numpy as np
+import sdot
+from mpi4py import MPI
+
+comm = MPI.COMM_WORLD
+ranks = loom.MpiRanks(comm)
+rank, size = comm.Get_rank(), comm.Get_size()
+square = sdot.box_half_spaces([0, 0], [1, 1])
+
+rng = np.random.default_rng(1)
+positions, weights = rng.random((3001, 2)), rng.random(3001) * 1e-3
+whole = sdot.PowerDiagram(positions, weights, square).measures
+
+# Blocks of different sizes, one process possibly without seeds.
+cuts = np.linspace(0, 3001, size + 1).astype(int)
+if size > 2:
+    cuts[1] = 0  # process 0 holds no seed
+lo, hi = cuts[rank], cuts[rank + 1]
+pd = sdot.PowerDiagram(loom.spread(positions[lo:hi], ranks), loom.spread(weights[lo:hi], ranks),
+                       square)
+m = pd.measures
+assert m.value.shape == (hi - lo,)
+assert np.abs(m.value - whole[lo:hi]).max(initial=0) <= 1e-15, "measures differ from one process"
+assert abs(m.sum() - 1) <= 1e-13
+assert abs(m.max() - whole.max()) <= 1e-15 and abs(m.min() - whole.min()) <= 1e-15
+assert np.abs(loom.gather_to_host(m) - whole).max() <= 1e-15
+c = pd.centroids
+assert c.value.shape == (hi - lo, 2)
+
+# spread_host: every process passes the whole array and keeps its block.
+pd = sdot.PowerDiagram(loom.spread_host(positions, ranks), loom.spread_host(weights, ranks),
+                       square)
+assert np.abs(loom.gather_to_host(pd.measures) - whole).max() <= 1e-15
+
+# A NaN weight on the last process only: every process raises the same ValueError.
+bad = weights[lo:hi].copy()
+if rank == size - 1:
+    bad[-1] = np.nan
+try:
+    sdot.PowerDiagram(loom.spread(positions[lo:hi], ranks), loom.spread(bad, ranks), square)
+    raise AssertionError("no error for a NaN weight")
+except ValueError as error:
+    message = str(error)
+assert "3000" in message, message  # the global index of the bad seed
+messages = comm.allgather(message)
+assert all(other == message for other in messages), messages
+
+comm.Barrier()
+if rank == 0:
+    print("mpi checks passed")
