@@ -1,7 +1,10 @@
 // The distributed pieces under 1 to 4 MPI processes: the conjugate gradient with its halo
 // exchange on a known SPD matrix, and the Jacobian and the solver on cells spread over the
-// processes (ReplicatedCells stands for the distributed diagram), against one process.
+// processes (ReplicatedCells stands for the distributed diagram), against one process; and the
+// solver on the distributed diagram itself (SpreadCells), against the brute-force measures.
 #include "transport_helpers.hpp"
+
+#include <brute_force.hpp>
 
 #include <sdot/detail/conjugate_gradient.hpp>
 
@@ -251,6 +254,32 @@ TEST(TransportMpi, SolverEqualsOneProcess) {
     EXPECT_NEAR(measures[i], t[i], 1e-10) << "seed " << i;
   }
   EXPECT_EQ(result.statistics.newton_iterations, one.statistics.newton_iterations);
+}
+
+TEST(TransportMpi, SpreadCellsGiveTheTargets) {
+  // The distributed diagram itself (SpreadCells, what sdot-ot runs), a clustered cloud, a
+  // process without seeds at 3 and 4 processes; the weights found give the targets by the
+  // brute-force reference.
+  auto const ranks = world();
+  auto const c = clustered_cloud(800, 41);
+  int const n = static_cast<int>(c.x.size());
+  int const P = ranks.process_count(), p = ranks.process_rank();
+  auto cut = [&](int q) { return q == 0 || (P > 2 && q == 1) ? 0 : int(std::int64_t(n) * q / P); };
+  int const begin = cut(p), end = p + 1 == P ? n : cut(p + 1);
+  Cloud mine;
+  mine.x.assign(c.x.begin() + begin, c.x.begin() + end);
+  mine.w.assign(end - begin, 0.0);
+  std::vector<double> const t(n, 1.0 / n);
+  sdot::SpreadCells<> cells(ranks, positions_view(mine), unit_square());
+  auto const targets = view_of(std::vector<double>(t.begin() + begin, t.begin() + end));
+  auto const result = sdot::solve_optimal_transport(cells, Kokkos::View<double const*>(targets),
+                                                    Kokkos::View<double const*>());
+  EXPECT_GE(result.statistics.newton_iterations, 1);
+  auto const weights = gather_blocks(ranks, to_vector(result.weights));
+  ASSERT_EQ(static_cast<int>(weights.size()), n);
+  auto const reference = brute_force(c.x, weights, unit_square());
+  for (int i = 0; i < n; ++i)
+    ASSERT_NEAR(static_cast<double>(reference.measures[i]), t[i], 1e-10) << "seed " << i;
 }
 
 TEST(TransportMpi, BadTargetsRefusedOnEveryProcess) {
