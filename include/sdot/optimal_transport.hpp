@@ -29,13 +29,14 @@ namespace sdot {
 
 /// One Newton step, as reported to OptimalTransportOptions::progress.
 struct NewtonProgress {
-  int newton_iteration = 0; ///< 0: the initial weights, then 1, 2, ...
-  double max_error = 0;     ///< max_i |m_i − target_i| after the step
-  double step = 0;          ///< damping factor taken (1, 1/2, 1/4, ...); 0 at iteration 0
-  int cg_iterations = 0;    ///< conjugate-gradient iterations of this step
-  double cg_tol = 0;        ///< relative residual asked of this step's linear solve
-  int halvings = 0;         ///< times the step was halved
-  double seconds = 0;       ///< since the start of the solve
+  int newton_iteration = 0;      ///< 0: the initial weights, then 1, 2, ...
+  double max_error = 0;          ///< max_i |m_i − target_i| after the step
+  double max_relative_error = 0; ///< max_i |m_i − target_i| / target_i after the step
+  double step = 0;               ///< damping factor taken (1, 1/2, 1/4, ...); 0 at iteration 0
+  int cg_iterations = 0;         ///< conjugate-gradient iterations of this step
+  double cg_tol = 0;             ///< relative residual asked of this step's linear solve
+  int halvings = 0;              ///< times the step was halved
+  double seconds = 0;            ///< since the start of the solve
 };
 
 /// Preconditioners of the linear solves.
@@ -307,6 +308,19 @@ std::array<double, 2> mass_errors(ExecutionSpace const& space, Masses const& m, 
   return {n > 0 ? max_error : 0.0, squares};
 }
 
+/// Local max_i |m_i − t_i| / t_i (0 if no cell).
+template <class ExecutionSpace, class Masses, class Targets>
+double max_relative_error(ExecutionSpace const& space, Masses const& m, Targets const& t) {
+  double max_error = 0;
+  Kokkos::parallel_reduce(
+      "sdot::ot::max_relative_error", Kokkos::RangePolicy<ExecutionSpace>(space, 0, m.extent(0)),
+      KOKKOS_LAMBDA(int i, double& e) {
+        e = loom::compat::fmax(e, loom::compat::fabs(m(i) - t(i)) / t(i));
+      },
+      Kokkos::Max<double>(max_error));
+  return m.extent(0) > 0 ? max_error : 0.0;
+}
+
 /// Index of the first cell whose mass is below `threshold` (n if none).
 template <class ExecutionSpace, class Masses>
 int first_below(ExecutionSpace const& space, Masses const& m, double threshold) {
@@ -464,6 +478,8 @@ solve_optimal_transport(Cells& cells,
   auto error = errors(measures);
   auto report = [&](NewtonProgress p) {
     p.max_error = error[0];
+    p.max_relative_error =
+        detail::global_max(ranks, detail::max_relative_error(space, measures, targets));
     p.seconds = timer.seconds();
     stats.history.push_back(p);
     if (options.progress)

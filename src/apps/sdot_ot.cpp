@@ -41,9 +41,12 @@ options:
   --tol T                stop when |m_i - mass_i| <= T x area for every i (default 1e-10)
   --max-newton K         Newton steps at most (default 100)
   --cg-tol T             relative residual of the linear solves (default 1e-3)
-  --verbose              one line per Newton step on stderr (process 0)
+  --quiet                no progress lines on stderr
   --help                 this help
 
+Progress: process 0 prints one line per Newton step on stderr (the initial weights as step
+0): the step, max_i |m_i - mass_i| / mass_i, the damping taken, the conjugate-gradient
+iterations and the seconds since the start of the solve.
 It prints one JSON object on one line to stdout: n, ranks, newton_iterations,
 cg_iterations, diagram_evaluations, max_error (max |m_i - mass_i|), tol, seconds.
 )";
@@ -52,7 +55,7 @@ struct Options {
   std::string input, output;
   std::array<double, 2> lo{0, 0}, hi{1, 1};
   sdot::OptimalTransportOptions transport;
-  bool verbose = false;
+  bool quiet = false;
 };
 
 Options parse(std::vector<std::string> const& args) {
@@ -75,8 +78,10 @@ Options parse(std::vector<std::string> const& args) {
       o.transport.cg_tol = parse_real(a.value_of(arg), arg);
       if (!(o.transport.cg_tol > 0 && o.transport.cg_tol < 1))
         throw UsageError("--cg-tol must be in (0, 1)");
-    } else if (arg == "--verbose") {
-      o.verbose = true;
+    } else if (arg == "--quiet") {
+      o.quiet = true;
+    } else if (arg == "--verbose") { // the progress lines, the default
+      o.quiet = false;
     } else {
       sdot::apps::take_file_name(arg, files);
     }
@@ -145,11 +150,13 @@ int run(std::vector<std::string> const& args) {
   // Created before the solve, so that a bad OUTPUT fails early.
   sdot::hdf5::OutputFile output(ranks.comm(), o.output);
 
-  if (o.verbose && ranks.process_rank() == 0)
+  if (!o.quiet && ranks.process_rank() == 0)
     o.transport.progress = [](sdot::NewtonProgress const& p) {
       std::fprintf(stderr,
-                   "sdot-ot: newton %d: max error %.3e, step %.4g, %d CG iterations, %.2f s\n",
-                   p.newton_iteration, p.max_error, p.step, p.cg_iterations, p.seconds);
+                   "sdot-ot: newton %d: max |m - mass| / mass %.3e, step %.4g, %d CG iterations, "
+                   "%.2f s\n",
+                   p.newton_iteration, p.max_relative_error, p.step, p.cg_iterations, p.seconds);
+      std::fflush(stderr);
     };
   Cells cells(ranks, in.positions, boundaries);
   sdot::OptimalTransportResult<Cells::memory_space> result;

@@ -2,6 +2,7 @@
 // HDF5 API: its measures against sdot::PowerDiagram on the same data, its random clouds, and
 // its handling of bad input (message, exit status, no output file left behind).
 #include "apps/h5_files.hpp"
+#include "apps/run_program.hpp"
 #include "sdot/clouds.hpp"
 
 #include "random_cloud.hpp"
@@ -10,152 +11,33 @@
 
 #include <gtest/gtest.h>
 
-#include <spawn.h>
-#include <sys/wait.h>
-
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <functional>
-#include <regex>
-#include <sstream>
 #include <string>
 #include <vector>
-
-extern char** environ;
 
 using namespace sdot_test;
 
 namespace {
 
-// ---- running the program ----------------------------------------------------------------------
-
-struct Outcome {
-  int status = -1; // exit status, or -1 when it did not exit normally
-  std::string out, err;
-};
-
-std::string quote(std::string const& s) {
-  return "'" + s + "'";
-}
-
-std::string read_text(std::string const& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-// A scratch directory for one test, removed at the end.
-class ScratchDirectory {
-public:
-  ScratchDirectory() {
-    std::string pattern =
-        (std::filesystem::temp_directory_path() / "sdot-measures-XXXXXX").string();
-    if (!mkdtemp(pattern.data()))
-      throw std::runtime_error("test: mkdtemp failed");
-    path_ = pattern;
-  }
-  ~ScratchDirectory() { std::filesystem::remove_all(path_); }
-  std::string const& path() const { return path_; }
-  /// A new subdirectory.
-  std::string sub(std::string const& name) const {
-    std::filesystem::create_directory(path_ + "/" + name);
-    return path_ + "/" + name;
-  }
-  std::string operator/(std::string const& name) const { return path_ + "/" + name; }
-
-private:
-  std::string path_;
-};
-
-// The environment of this test before MPI_Init (static initialisation comes first): the
-// programs run here get it, without the variables that MPI_Init sets for this process (a
-// singleton), which would make mpiexec and the program believe they belong to this job.
-std::vector<std::string> const environment_before_mpi = [] {
-  std::vector<std::string> env;
-  for (char** e = environ; *e; ++e)
-    env.emplace_back(*e);
-  return env;
-}();
-
-// One run of the program: its arguments, and the number of MPI processes (0: started
-// directly, as a singleton).
-struct Job {
-  std::string args;
-  int processes = 0;
-};
-
-// Runs every job at once (the program's start-up mostly waits, so this is much faster than
-// one after the other). Their stdout and stderr go through files in `scratch`.
-std::vector<Outcome> run_all(std::vector<Job> const& jobs, ScratchDirectory const& scratch) {
-  static int counter = 0;
-  std::vector<pid_t> pids;
-  std::vector<std::string> outs, errs;
-  for (auto const& job : jobs) {
-    int const k = counter++;
-    outs.push_back(scratch / ("stdout_" + std::to_string(k) + ".txt"));
-    errs.push_back(scratch / ("stderr_" + std::to_string(k) + ".txt"));
-    std::string const program = job.processes > 0 ? std::string(SDOT_MPIEXEC) + " -n " +
-                                                        std::to_string(job.processes) + " " +
-                                                        quote(SDOT_MEASURES_EXE)
-                                                  : quote(SDOT_MEASURES_EXE);
-    std::string command =
-        program + " " + job.args + " >" + quote(outs.back()) + " 2>" + quote(errs.back());
-    char sh[] = "/bin/sh", c[] = "-c";
-    char* argv[] = {sh, c, command.data(), nullptr};
-    pid_t pid = 0;
-    std::vector<std::string> env_strings = environment_before_mpi;
-    std::vector<char*> env;
-    for (auto& e : env_strings)
-      env.push_back(e.data());
-    env.push_back(nullptr);
-    if (posix_spawn(&pid, "/bin/sh", nullptr, nullptr, argv, env.data()) != 0)
-      throw std::runtime_error("test: cannot start " + command);
-    pids.push_back(pid);
-  }
-  std::vector<Outcome> outcomes(jobs.size());
-  for (std::size_t i = 0; i < jobs.size(); ++i) {
-    int wstatus = 0;
-    waitpid(pids[i], &wstatus, 0);
-    outcomes[i].status = WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : -1;
-    outcomes[i].out = read_text(outs[i]);
-    outcomes[i].err = read_text(errs[i]);
-    std::filesystem::remove(outs[i]);
-    std::filesystem::remove(errs[i]);
-  }
-  return outcomes;
-}
+// ---- running sdot-measures ----------------------------------------------------------------
 
 std::vector<Outcome> run_all(std::vector<std::string> const& args,
                              ScratchDirectory const& scratch) {
   std::vector<Job> jobs;
   for (auto const& a : args)
     jobs.push_back({a, 0});
-  return run_all(jobs, scratch);
+  return run_all(SDOT_MEASURES_EXE, jobs, scratch);
+}
+
+std::vector<Outcome> run_all(std::vector<Job> const& jobs, ScratchDirectory const& scratch) {
+  return run_all(SDOT_MEASURES_EXE, jobs, scratch);
 }
 
 Outcome run(std::string const& args, ScratchDirectory const& scratch, int processes = 0) {
-  return run_all(std::vector<Job>{{args, processes}}, scratch)[0];
-}
-
-// ---- its report ------------------------------------------------------------------------------
-
-// The report is one JSON object on one line.
-void expect_one_json_line(Outcome const& o) {
-  ASSERT_FALSE(o.out.empty()) << "stderr: " << o.err;
-  EXPECT_EQ(o.out.front(), '{') << o.out;
-  EXPECT_EQ(o.out.substr(o.out.size() - 2), "}\n") << o.out;
-  EXPECT_EQ(std::count(o.out.begin(), o.out.end(), '\n'), 1) << o.out;
-}
-
-// The number after "key": in the report (NaN when absent).
-double json_number(std::string const& report, std::string const& key) {
-  std::smatch m;
-  if (std::regex_search(report, m, std::regex("\"" + key + "\":(-?[0-9][0-9.eE+-]*)")))
-    return std::stod(m[1]);
-  return std::nan("");
+  return run_all(SDOT_MEASURES_EXE, std::vector<Job>{{args, processes}}, scratch)[0];
 }
 
 // ---- the reference -----------------------------------------------------------------------------

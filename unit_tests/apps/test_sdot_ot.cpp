@@ -1,0 +1,146 @@
+// The sdot-ot program, run as a separate process on files written here with the serial HDF5
+// API, directly and under mpiexec: the weights it writes give the prescribed masses (checked
+// with sdot::PowerDiagram on the same positions), its progress lines and --quiet, and bad
+// masses (message, exit status, no output file left behind).
+#include "apps/h5_files.hpp"
+#include "apps/run_program.hpp"
+#include "sdot/clouds.hpp"
+
+#include <sdot/sdot.hpp>
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+using namespace sdot_test;
+
+namespace {
+
+std::vector<Outcome> run_all(std::vector<Job> const& jobs, ScratchDirectory const& scratch) {
+  return run_all(SDOT_OT_EXE, jobs, scratch);
+}
+
+std::vector<double> flat_positions(Cloud const& c) {
+  std::vector<double> p;
+  for (auto const& x : c.x)
+    p.insert(p.end(), {x[0], x[1]});
+  return p;
+}
+
+// Masses 1 ± 0.5 varying across the square, adding up to its area.
+std::vector<double> varying_masses(Cloud const& c) {
+  std::vector<double> m;
+  double sum = 0;
+  for (auto const& x : c.x)
+    sum += m.emplace_back(1 + 0.5 * std::sin(4 * x[0] + 2 * x[1]));
+  for (auto& v : m)
+    v /= sum;
+  return m;
+}
+
+// The measures of the cells of `c`'s positions at `weights`, by the library.
+std::vector<double> measures_at(Cloud c, std::vector<double> const& weights) {
+  c.w = weights;
+  sdot::PowerDiagram<> pd(positions_view(c), weights_view(c),
+                          sdot::box_half_spaces({0, 0}, {1, 1}));
+  return to_vector(pd.measures());
+}
+
+// The progress lines of a run: the relative error of each.
+std::vector<double> progress_errors(std::string const& err) {
+  std::vector<double> errors;
+  std::regex const line(R"(^sdot-ot: newton ([0-9]+): max \|m - mass\| / mass ([0-9.eE+-]+), )"
+                        R"(step [0-9.eE+-]+, [0-9]+ CG iterations, [0-9.]+ s$)");
+  std::istringstream in(err);
+  std::string text;
+  while (std::getline(in, text)) {
+    std::smatch m;
+    if (std::regex_match(text, m, line)) {
+      EXPECT_EQ(std::stoi(m[1]), static_cast<int>(errors.size())) << text;
+      errors.push_back(std::stod(m[2]));
+    }
+  }
+  return errors;
+}
+
+} // namespace
+
+TEST(SdotOt, WeightsGiveTheMassesAtAnyProcessCount) {
+  ScratchDirectory scratch;
+  Cloud const c = clustered_cloud(500, 13);
+  hsize_t const n = c.x.size();
+  auto const masses = varying_masses(c);
+  H5Writer(scratch / "in.h5")
+      .add("positions", {n, 2}, flat_positions(c))
+      .add("masses", {n}, masses);
+  H5Writer(scratch / "uniform.h5").add("positions", {n, 2}, flat_positions(c));
+  auto file = [&](std::string const& name) { return quote(scratch / name); };
+  auto const outcomes =
+      run_all(std::vector<Job>{{file("in.h5") + " " + file("out_1.h5"), 0},
+                               {file("in.h5") + " " + file("out_3.h5"), 3},
+                               {file("uniform.h5") + " " + file("uniform_out.h5") + " --quiet", 2}},
+              scratch);
+  std::vector<std::string> const outputs{"out_1.h5", "out_3.h5", "uniform_out.h5"};
+  for (std::size_t k = 0; k < outcomes.size(); ++k) {
+    auto const& o = outcomes[k];
+    ASSERT_EQ(o.status, 0) << outputs[k] << ": " << o.err;
+    expect_one_json_line(o);
+    std::vector<double> const want =
+        k < 2 ? masses : std::vector<double>(n, 1.0 / static_cast<double>(n));
+    auto const weights = h5_read(scratch / outputs[k], "weights").values;
+    auto const measures = h5_read(scratch / outputs[k], "measures").values;
+    auto const library = measures_at(c, weights);
+    ASSERT_EQ(measures.size(), n);
+    for (std::size_t i = 0; i < n; ++i) {
+      ASSERT_NEAR(library[i], want[i], 1e-10) << outputs[k] << ", cell " << i;
+      ASSERT_NEAR(measures[i], want[i], 1e-10) << outputs[k] << ", cell " << i;
+    }
+    // One progress line per Newton step and one for the initial weights, the last within
+    // the tolerance; none with --quiet.
+    auto const errors = progress_errors(o.err);
+    if (k < 2) {
+      ASSERT_EQ(static_cast<double>(errors.size()), json_number(o.out, "newton_iterations") + 1)
+          << o.err;
+      EXPECT_GT(errors.front(), 0.5) << o.err; // cells of a cluster start far below their mass
+      EXPECT_LE(errors.back(), 1e-10 / (0.5 / static_cast<double>(n))) << o.err;
+    } else {
+      EXPECT_TRUE(o.err.empty()) << o.err;
+    }
+  }
+}
+
+TEST(SdotOt, BadMassesAreRefused) {
+  ScratchDirectory scratch;
+  Cloud const c = uniform_cloud(300, 0, 14);
+  hsize_t const n = c.x.size();
+  auto masses = varying_masses(c);
+  auto doubled = masses;
+  for (auto& m : doubled)
+    m *= 2;
+  masses[217] = -1e-3;
+  H5Writer(scratch / "negative.h5")
+      .add("positions", {n, 2}, flat_positions(c))
+      .add("masses", {n}, masses);
+  H5Writer(scratch / "doubled.h5")
+      .add("positions", {n, 2}, flat_positions(c))
+      .add("masses", {n}, doubled);
+  auto file = [&](std::string const& name) { return quote(scratch / name); };
+  auto const outcomes =
+      run_all(std::vector<Job>{{file("negative.h5") + " " + file("negative_out.h5"), 0},
+                               {file("negative.h5") + " " + file("negative_out_3.h5"), 3},
+                               {file("doubled.h5") + " " + file("doubled_out.h5"), 2}},
+              scratch);
+  for (auto const& o : outcomes) {
+    EXPECT_EQ(o.status, 1) << o.err;
+    EXPECT_TRUE(o.out.empty()) << o.out;
+  }
+  EXPECT_NE(outcomes[0].err.find("target mass 217"), std::string::npos) << outcomes[0].err;
+  EXPECT_NE(outcomes[1].err.find("target mass 217"), std::string::npos) << outcomes[1].err;
+  EXPECT_NE(outcomes[2].err.find("add up to"), std::string::npos) << outcomes[2].err;
+  for (auto const& name : directory_entries(scratch.path()))
+    EXPECT_EQ(name.find("_out"), std::string::npos) << "left behind: " << name;
+}
