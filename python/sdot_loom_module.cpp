@@ -327,26 +327,97 @@ PyPowerDiagram make_power_diagram(py::object positions, py::object weights, py::
   return PyPowerDiagram{Held<std::variant<WholeDiagram, SpreadDiagram>>(std::move(d))};
 }
 
-/// sdot.OptimalTransport (whole input, one process, nb_boxes boxes).
+/// The transport problem of seeds spread over processes.
+struct SpreadTransport {
+  sdot::SpreadCells<Space> cells;
+  Scalars targets;
+  sdot::OptimalTransportOptions options;
+};
+
+/// A View of this process's block as a loom.Spread over `ranks` (the whole block on its first
+/// local rank, as the diagram's results).
+PySpread spread_result(Scalars const& block, loom::Ranks const& ranks) {
+  std::vector<std::int64_t> counts(ranks.local_count(), 0);
+  counts[0] = static_cast<std::int64_t>(block.extent(0));
+  return PySpread{
+      Held<std::variant<SpreadPoints, SpreadScalars>>(loom::spread(block, ranks, counts))};
+}
+
+/// sdot.OptimalTransport: whole input (one process, nb_boxes boxes) or spread input.
 struct PyOptimalTransport {
-  Held<sdot::OptimalTransport<Space>> transport;
+  Held<std::variant<sdot::OptimalTransport<Space>, SpreadTransport>> transport;
 
   py::dict solve(py::object initial_weights) {
-    auto& ot = transport.get();
-    auto result = initial_weights.is_none()
-                      ? ot.solve()
-                      : ot.solve(scalars_from(initial_weights, "initial_weights"));
     py::dict out;
-    out["weights"] = to_numpy(result.weights);
-    out["measures"] = to_numpy(result.measures);
-    out["newton_iterations"] = result.statistics.newton_iterations;
-    out["cg_iterations"] = result.statistics.cg_iterations;
-    out["diagram_evaluations"] = result.statistics.diagram_evaluations;
-    out["max_error"] = result.statistics.max_error;
-    out["seconds"] = result.statistics.seconds;
+    auto const statistics = [&](sdot::OptimalTransportStatistics const& s) {
+      out["newton_iterations"] = s.newton_iterations;
+      out["cg_iterations"] = s.cg_iterations;
+      out["diagram_evaluations"] = s.diagram_evaluations;
+      out["max_error"] = s.max_error;
+      out["seconds"] = s.seconds;
+    };
+    auto& held = transport.get();
+    if (auto* ot = std::get_if<sdot::OptimalTransport<Space>>(&held)) {
+      auto result = initial_weights.is_none()
+                        ? ot->solve()
+                        : ot->solve(scalars_from(initial_weights, "initial_weights"));
+      out["weights"] = to_numpy(result.weights);
+      out["measures"] = to_numpy(result.measures);
+      statistics(result.statistics);
+      return out;
+    }
+    auto& spread = std::get<SpreadTransport>(held);
+    Scalars initial;
+    if (!initial_weights.is_none()) {
+      if (!py::isinstance<PySpread>(initial_weights))
+        throw py::type_error("sdot.OptimalTransport: with spread positions, initial_weights "
+                             "must be spread too (loom.spread)");
+      auto const& w = initial_weights.cast<PySpread const&>().spread.get();
+      if (!std::holds_alternative<SpreadScalars>(w))
+        throw py::value_error("sdot.OptimalTransport: initial_weights must be [N] blocks");
+      initial = std::get<SpreadScalars>(w).value();
+    }
+    auto result = sdot::solve_optimal_transport(
+        spread.cells, Kokkos::View<double const*, MemorySpace>(spread.targets),
+        Kokkos::View<double const*, MemorySpace>(initial), spread.options);
+    out["weights"] = spread_result(result.weights, spread.cells.ranks());
+    out["measures"] = spread_result(result.measures, spread.cells.ranks());
+    statistics(result.statistics);
     return out;
   }
 };
+
+PyOptimalTransport make_optimal_transport(py::object positions, py::object masses,
+                                          py::object boundaries, int nb_boxes, double tol) {
+  sdot::PowerDiagramOptions options;
+  options.nb_boxes = nb_boxes;
+  sdot::OptimalTransportOptions transport_options;
+  transport_options.tol = tol;
+  using Transport = std::variant<sdot::OptimalTransport<Space>, SpreadTransport>;
+  bool const spread_positions = py::isinstance<PySpread>(positions);
+  if (spread_positions != py::isinstance<PySpread>(masses))
+    throw py::type_error("sdot.OptimalTransport: positions and masses must both be spread "
+                         "(loom.spread) or both be whole arrays");
+  if (!spread_positions)
+    return PyOptimalTransport{Held<Transport>(sdot::OptimalTransport<Space>(
+        points_from(positions, "positions"), scalars_from(masses, "masses"),
+        half_spaces_from(boundaries), options, transport_options))};
+  auto const& p = positions.cast<PySpread const&>().spread.get();
+  auto const& m = masses.cast<PySpread const&>().spread.get();
+  if (!std::holds_alternative<SpreadPoints>(p) || !std::holds_alternative<SpreadScalars>(m))
+    throw py::value_error("sdot.OptimalTransport: spread positions must be [N, 2] blocks and "
+                          "spread masses [N] blocks");
+  auto const& points = std::get<SpreadPoints>(p);
+  if (nb_boxes != 1 && nb_boxes != points.ranks().local_count())
+    throw py::value_error("sdot.OptimalTransport: with spread input the ranks come from the "
+                          "spread; choose boxes per process with loom.MpiRanks(comm, K)");
+  sdot::SpreadCells<Space> cells(points.ranks(), points.value(), half_spaces_from(boundaries));
+  auto const targets = std::get<SpreadScalars>(m).value();
+  sdot::detail::validate_target_masses(Space{}, cells.ranks(), points.value().extent(0), targets,
+                                       cells.domain_area());
+  return PyOptimalTransport{
+      Held<Transport>(SpreadTransport{std::move(cells), targets, transport_options})};
+}
 
 } // namespace
 
@@ -440,18 +511,8 @@ PYBIND11_MODULE(_sdot_loom, m) {
       .def_property_readonly("cell_polygons", &PyPowerDiagram::cell_polygons);
 
   py::class_<PyOptimalTransport>(m, "OptimalTransport")
-      .def(py::init([](py::object positions, py::object masses, py::object boundaries, int nb_boxes,
-                       double tol) {
-             sdot::PowerDiagramOptions options;
-             options.nb_boxes = nb_boxes;
-             sdot::OptimalTransportOptions ot_options;
-             ot_options.tol = tol;
-             return PyOptimalTransport{Held<sdot::OptimalTransport<Space>>(
-                 sdot::OptimalTransport<Space>(points_from(positions, "positions"),
-                                               scalars_from(masses, "masses"),
-                                               half_spaces_from(boundaries), options, ot_options))};
-           }),
-           py::arg("positions"), py::arg("masses"), py::arg("boundaries"), py::arg("nb_boxes") = 1,
+      .def(py::init(&make_optimal_transport), py::arg("positions"), py::arg("masses"),
+           py::arg("boundaries"), py::arg("nb_boxes") = 1,
            py::arg("tol") = sdot::OptimalTransportOptions{}.tol)
       .def("solve", &PyOptimalTransport::solve, py::arg("initial_weights") = py::none());
 }

@@ -1,5 +1,6 @@
 """Spread input under MPI (any process count): the measures against one process's whole
-diagram, the collective reductions, and bad input on one process reported on every process."""
+diagram, the collective reductions, bad input on one process reported on every process, and
+optimal transport on spread seeds."""
 import loom
 import numpy as np
 import sdot
@@ -47,6 +48,26 @@ except ValueError as error:
 assert "3000" in message, message  # the global index of the bad seed
 messages = comm.allgather(message)
 assert all(other == message for other in messages), messages
+
+# Optimal transport on the spread seeds: the measures reach the masses, and the weights found
+# give them in one process's whole diagram too.
+masses = np.full(3001, 1 / 3001)
+ot = sdot.OptimalTransport(loom.spread(positions[lo:hi], ranks), loom.spread(masses[lo:hi], ranks),
+                           square)
+result = ot.solve()
+assert isinstance(result["weights"], loom.Spread) and result["newton_iterations"] >= 1
+assert np.abs(result["measures"].value - masses[lo:hi]).max(initial=0) <= 1e-9
+found = loom.gather_to_host(result["weights"])
+assert np.abs(sdot.PowerDiagram(positions, found, square).measures - masses).max() <= 1e-9
+# Bad masses (adding up to twice the area): the same ValueError everywhere.
+try:
+    sdot.OptimalTransport(loom.spread(positions[lo:hi], ranks),
+                          loom.spread(2 * masses[lo:hi], ranks), square)
+    raise AssertionError("no error for masses adding up to twice the area")
+except ValueError as error:
+    message = str(error)
+assert "add up to" in message, message
+assert all(other == message for other in comm.allgather(message))
 
 comm.Barrier()
 if rank == 0:
