@@ -138,12 +138,15 @@ DomainPolygon domain_polygon(std::vector<HalfSpace> const& half_spaces) {
     domain.vertices.push_back(p);
     domain.edge_half_space.push_back(after);
   }
+  // The area relative to the first vertex: exact to round-off of the domain's size wherever it
+  // lies (products of absolute coordinates would lose it far from the origin).
   double area = 0;
   std::size_t nv = domain.vertices.size();
-  for (std::size_t k = 0; k < nv; ++k) {
+  for (std::size_t k = 1; k + 1 < nv; ++k) {
+    auto const& o = domain.vertices[0];
     auto const& p = domain.vertices[k];
-    auto const& q = domain.vertices[(k + 1) % nv];
-    area += p[0] * q[1] - p[1] * q[0];
+    auto const& q = domain.vertices[k + 1];
+    area += (p[0] - o[0]) * (q[1] - o[1]) - (p[1] - o[1]) * (q[0] - o[0]);
   }
   area /= 2;
   bool touches_frame = std::find(domain.edge_half_space.begin(), domain.edge_half_space.end(),

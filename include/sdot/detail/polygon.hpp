@@ -207,7 +207,8 @@ struct Polygon {
     return commit(out);
   }
 
-  /// Area and first moments (Σ area·centroid, relative to the seed) of the polygon.
+  /// Area and first moments (Σ area·centroid, relative to the seed) of the polygon; never a
+  /// negative area.
   KOKKOS_INLINE_FUNCTION void integrals(double& area, double& mx, double& my) const {
     PolygonBuffers const& b = buffers[current];
     // A fan of triangles from the first vertex, in coordinates relative to it: the products
@@ -226,6 +227,10 @@ struct Polygon {
       a /= 2;
       sx = sx / 6 + a * x0;
       sy = sy / 6 + a * y0;
+    }
+    if (a < 0) { // a cell of no area whose rounding came out negative: empty
+      a = 0;
+      sx = sy = 0;
     }
     area = a;
     mx = sx;

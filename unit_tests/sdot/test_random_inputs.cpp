@@ -1,0 +1,194 @@
+// Randomized adversarial inputs (a seeded fuzzer, the same cases on every run): each case
+// draws a domain, a cloud and weights from generators of the hard cases, computes the diagram
+// at 1, 2, 3 and 8 boxes and checks it against the brute force (long double), and every
+// measure and centroid for being finite. Built and run under ASan/UBSan by the sanitize preset.
+// A failing case prints its number: SDOT_RANDOM_CASE=k runs that one alone (with
+// SDOT_RANDOM_DUMP=1, printing it); SDOT_RANDOM_CASES=n runs the first n (default 400).
+#include "brute_force.hpp"
+#include "clouds.hpp"
+
+#include <sdot/sdot.hpp>
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+using namespace sdot_test;
+
+namespace {
+
+struct Case {
+  Cloud cloud;
+  std::vector<sdot::HalfSpace> domain;
+  double lo = 0, size = 1; ///< the domain's offset from the origin (both coordinates), size
+  std::string description;
+};
+
+/// A convex domain: a box of random size and offset, a triangle, or a random polygon (half-
+/// planes tangent to a circle).
+std::vector<sdot::HalfSpace> random_domain(std::mt19937_64& rng, double& lo, double& size,
+                                           std::ostringstream& what) {
+  std::uniform_real_distribution<double> u(0, 1);
+  int const kind = static_cast<int>(u(rng) * 4);
+  double const scales[] = {1, 1e-4, 1e3};
+  size = scales[static_cast<int>(u(rng) * 3)];
+  lo = u(rng) < 0.3 ? 1e5 * size : 0;
+  what << "domain " << kind << " size " << size << " at " << lo;
+  if (kind <= 1)
+    return sdot::box_half_spaces({lo, lo}, {lo + size, lo + size * (kind == 0 ? 1 : 0.01)});
+  if (kind == 2) // x ≥ lo, y ≥ lo, x + y ≤ 2 lo + size
+    return {{{-1, 0}, -lo}, {{0, -1}, -lo}, {{1, 1}, 2 * lo + size}};
+  // Tangents to the circle of radius size/2 around the square's centre.
+  std::vector<sdot::HalfSpace> hs;
+  int const sides = 3 + static_cast<int>(u(rng) * 8);
+  double const cx = lo + size / 2, cy = lo + size / 2, r = size / 2;
+  for (int k = 0; k < sides; ++k) {
+    double const a = 2 * M_PI * (k + 0.3 * u(rng)) / sides;
+    double const nx = std::cos(a), ny = std::sin(a);
+    hs.push_back({{nx, ny}, nx * cx + ny * cy + r});
+  }
+  return hs;
+}
+
+Case random_case(unsigned number) {
+  std::mt19937_64 rng(1000003u * number + 17);
+  std::uniform_real_distribution<double> u(0, 1);
+  std::ostringstream what;
+  Case c;
+  double lo = 0, size = 1;
+  c.domain = random_domain(rng, lo, size, what);
+  c.lo = lo;
+  c.size = size;
+  int const n = static_cast<int>(std::pow(u(rng), 2) * 60);
+  int const positions = static_cast<int>(u(rng) * 6);
+  int const weights = static_cast<int>(u(rng) * 6);
+  what << ", " << n << " seeds, positions " << positions << ", weights " << weights;
+  c.description = what.str();
+  auto point = [&](double x, double y) {
+    return std::array<double, 2>{lo + x * size, lo + y * size};
+  };
+  double const centre_x = u(rng), centre_y = u(rng), radius = std::pow(10, -1 - 5 * u(rng));
+  int const side = std::max(1, static_cast<int>(std::sqrt(double(n))));
+  for (int i = 0; i < n; ++i) {
+    switch (positions) {
+    case 0: // uniform
+      c.cloud.x.push_back(point(u(rng), u(rng)));
+      break;
+    case 1: // one tight cluster
+      c.cloud.x.push_back(
+          point(centre_x + radius * (u(rng) - 0.5), centre_y + radius * (u(rng) - 0.5)));
+      break;
+    case 2: // a lattice: many equal distances, collinear rows
+      c.cloud.x.push_back(point((i % side + 0.5) / side, (i / side + 0.5) / side));
+      break;
+    case 3: // duplicates of earlier seeds
+      c.cloud.x.push_back(i > 0 && u(rng) < 0.5 ? c.cloud.x[static_cast<std::size_t>(u(rng) * i)]
+                                                : point(u(rng), u(rng)));
+      break;
+    case 4: // nearly collinear
+      c.cloud.x.push_back(point(u(rng), 0.5 + 1e-10 * (u(rng) - 0.5)));
+      break;
+    default: // outside the domain too
+      c.cloud.x.push_back(point(3 * u(rng) - 1, 3 * u(rng) - 1));
+      break;
+    }
+  }
+  double const spacing2 = size * size / std::max(n, 1);
+  for (int i = 0; i < n; ++i) {
+    double w = 0;
+    switch (weights) {
+    case 0:
+      break;
+    case 1: // small
+      w = spacing2 * u(rng);
+      break;
+    case 2: // spanning 1e3 × the squared spacing
+      w = 1e3 * spacing2 * u(rng);
+      break;
+    case 3: // negative
+      w = -spacing2 * 10 * u(rng);
+      break;
+    case 4: // a trend: cells far from their seeds, some empty
+      w = 0.5 * size * (c.cloud.x[i][0] - lo);
+      break;
+    default: // one seed holding most of the domain
+      w = i == 0 ? size * size : 0;
+      break;
+    }
+    c.cloud.w.push_back(w);
+  }
+  return c;
+}
+
+void check_case(unsigned number) {
+  Case const c = random_case(number);
+  SCOPED_TRACE("case " + std::to_string(number) + ": " + c.description);
+  double const area = sdot::domain_polygon(c.domain).area;
+  std::size_t const n = c.cloud.x.size();
+  // The brute force works in absolute coordinates, with a frame of fixed size around the
+  // domain: it is given the case moved to the origin and scaled to unit size (the cells move
+  // and scale with the seeds and the domain, the weights scale as squared lengths), and its
+  // measures are scaled back.
+  Cloud moved = c.cloud;
+  for (std::size_t i = 0; i < n; ++i) {
+    moved.x[i] = {(c.cloud.x[i][0] - c.lo) / c.size, (c.cloud.x[i][1] - c.lo) / c.size};
+    moved.w[i] = c.cloud.w[i] / (c.size * c.size);
+  }
+  auto domain = c.domain;
+  for (auto& h : domain)
+    h.offset = (h.offset - (h.normal[0] + h.normal[1]) * c.lo) / c.size;
+  auto reference = brute_force(moved.x, moved.w, domain);
+  for (auto& m : reference.measures)
+    m *= c.size * c.size;
+  if (std::getenv("SDOT_RANDOM_DUMP")) {
+    std::printf("domain:\n");
+    for (auto const& h : c.domain)
+      std::printf("  %.17g %.17g %.17g\n", h.normal[0], h.normal[1], h.offset);
+    for (std::size_t i = 0; i < n; ++i)
+      std::printf("seed %zu: %.17g %.17g w %.17g ref %.17g\n", i, c.cloud.x[i][0], c.cloud.x[i][1],
+                  c.cloud.w[i], double(reference.measures[i]));
+  }
+  double const tolerance = 1e-9 * area;
+  for (int boxes : {1, 2, 3, 8}) {
+    SCOPED_TRACE("nb_boxes " + std::to_string(boxes));
+    sdot::PowerDiagramOptions options;
+    options.nb_boxes = boxes;
+    sdot::PowerDiagram<> pd(positions_view(c.cloud), weights_view(c.cloud), c.domain, options);
+    auto const measures = to_vector(pd.measures());
+    auto const centroids = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), pd.centroids());
+    ASSERT_EQ(measures.size(), n);
+    double sum = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      ASSERT_TRUE(std::isfinite(measures[i]) && std::isfinite(centroids(i, 0)) &&
+                  std::isfinite(centroids(i, 1)))
+          << "seed " << i;
+      ASSERT_GE(measures[i], 0) << "seed " << i;
+      ASSERT_NEAR(measures[i], reference.measures[i], tolerance) << "seed " << i;
+      sum += measures[i];
+    }
+    if (n > 0)
+      ASSERT_NEAR(sum, area, tolerance);
+  }
+}
+
+} // namespace
+
+TEST(RandomInputs, AgreeWithTheBruteForce) {
+  if (char const* one = std::getenv("SDOT_RANDOM_CASE")) {
+    check_case(static_cast<unsigned>(std::atoi(one)));
+    return;
+  }
+  char const* count = std::getenv("SDOT_RANDOM_CASES"); // a longer run by hand
+  unsigned const cases = count ? static_cast<unsigned>(std::atoi(count)) : 400;
+  for (unsigned number = 0; number < cases; ++number) {
+    check_case(number);
+    if (HasFatalFailure())
+      return;
+  }
+}
