@@ -60,13 +60,6 @@ Reference library(Cloud const& c, std::vector<sdot::HalfSpace> const& box,
   return r;
 }
 
-std::vector<double> flat_positions(Cloud const& c) {
-  std::vector<double> p;
-  for (auto const& x : c.x)
-    p.insert(p.end(), {x[0], x[1]});
-  return p;
-}
-
 void write_cloud(std::string const& path, Cloud const& c) {
   hsize_t const n = c.x.size();
   H5Writer(path).add("positions", {n, 2}, flat_positions(c)).add("weights", {n}, c.w);

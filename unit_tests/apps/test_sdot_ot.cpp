@@ -24,13 +24,6 @@ std::vector<Outcome> run_all(std::vector<Job> const& jobs, ScratchDirectory cons
   return run_all(SDOT_OT_EXE, jobs, scratch);
 }
 
-std::vector<double> flat_positions(Cloud const& c) {
-  std::vector<double> p;
-  for (auto const& x : c.x)
-    p.insert(p.end(), {x[0], x[1]});
-  return p;
-}
-
 // Masses 1 ± 0.5 varying across the square, adding up to its area.
 std::vector<double> varying_masses(Cloud const& c) {
   std::vector<double> m;
@@ -40,14 +33,6 @@ std::vector<double> varying_masses(Cloud const& c) {
   for (auto& v : m)
     v /= sum;
   return m;
-}
-
-// The measures of the cells of `c`'s positions at `weights`, by the library.
-std::vector<double> measures_at(Cloud c, std::vector<double> const& weights) {
-  c.w = weights;
-  sdot::PowerDiagram<> pd(positions_view(c), weights_view(c),
-                          sdot::box_half_spaces({0, 0}, {1, 1}));
-  return to_vector(pd.measures());
 }
 
 // The progress lines of a run: the relative error of each.
@@ -93,7 +78,7 @@ TEST(SdotOt, WeightsGiveTheMassesAtAnyProcessCount) {
         k < 2 ? masses : std::vector<double>(n, 1.0 / static_cast<double>(n));
     auto const weights = h5_read(scratch / outputs[k], "weights").values;
     auto const measures = h5_read(scratch / outputs[k], "measures").values;
-    auto const library = measures_at(c, weights);
+    auto const library = measures_at(c, weights, sdot::box_half_spaces({0, 0}, {1, 1}));
     ASSERT_EQ(measures.size(), n);
     for (std::size_t i = 0; i < n; ++i) {
       ASSERT_NEAR(library[i], want[i], 1e-10) << outputs[k] << ", cell " << i;

@@ -1,5 +1,8 @@
 #pragma once
-// Point clouds of the tests (host vectors) and their conversion to Views.
+// Point clouds of the tests (host vectors), their conversion to Views, and their measures by
+// the library.
+
+#include <sdot/power_diagram.hpp>
 
 #include <Kokkos_Core.hpp>
 
@@ -148,6 +151,24 @@ template <class View>
 std::vector<double> to_vector(View v) {
   auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), v);
   return std::vector<double>(h.data(), h.data() + h.size());
+}
+
+/// The positions as the rows of an [N, 2] array: x0, y0, x1, y1, ...
+inline std::vector<double> flat_positions(Cloud const& c) {
+  std::vector<double> p;
+  for (auto const& x : c.x)
+    p.insert(p.end(), {x[0], x[1]});
+  return p;
+}
+
+/// The measures of the cells of `c`'s positions at the weights `w`, by the library.
+inline std::vector<double> measures_at(Cloud const& c, std::vector<double> const& w,
+                                       std::vector<sdot::HalfSpace> const& hs,
+                                       sdot::PowerDiagramOptions options = {}) {
+  Cloud d = c;
+  d.w = w;
+  sdot::PowerDiagram<> pd(positions_view(d), weights_view(d), hs, options);
+  return to_vector(pd.measures());
 }
 
 } // namespace sdot_test

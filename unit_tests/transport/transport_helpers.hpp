@@ -31,15 +31,6 @@ SparseEntries host_entries(Matrix const& m, int first_row = 0) {
   return out;
 }
 
-inline std::vector<double> measures_at(Cloud const& c, std::vector<double> const& w,
-                                       std::vector<sdot::HalfSpace> const& hs,
-                                       sdot::PowerDiagramOptions options = {}) {
-  Cloud d = c;
-  d.w = w;
-  sdot::PowerDiagram<> pd(positions_view(d), weights_view(d), hs, options);
-  return to_vector(pd.measures());
-}
-
 template <class T>
 Kokkos::View<T*> view_of(std::vector<T> const& v, char const* label = "test::values") {
   Kokkos::View<T*> out(std::string(label), v.size());
