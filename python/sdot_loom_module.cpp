@@ -25,6 +25,7 @@
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <variant>
 #include <vector>
 
@@ -220,6 +221,28 @@ struct PySpread {
   }
 };
 
+/// `spread` as a loom.Spread: its View converted to the module's type of its rank (the same
+/// data; loom's functions return Views of an explicit layout).
+template <class View>
+PySpread as_python(loom::Spread<View> const& spread) {
+  using Value = std::conditional_t<View::rank == 1, Scalars, Points>;
+  return PySpread{Held<std::variant<SpreadPoints, SpreadScalars>>(
+      loom::Spread<Value>(spread.value(), spread.offsets(), spread.ranks()))};
+}
+
+/// The block of `obj`, a loom.Spread of the alternative `Spread` (SpreadPoints, SpreadScalars);
+/// TypeError or ValueError naming `what` otherwise.
+template <class Spread>
+Spread const& spread_input(py::handle obj, std::string const& what) {
+  if (!py::isinstance<PySpread>(obj))
+    throw py::type_error("sdot: " + what + " must be spread (loom.spread) like the positions");
+  auto const& held = obj.cast<PySpread const&>().spread.get();
+  if (!std::holds_alternative<Spread>(held))
+    throw py::value_error("sdot: spread " + what + " must be " +
+                          (std::is_same_v<Spread, SpreadPoints> ? "[N, 2]" : "[N]") + " blocks");
+  return std::get<Spread>(held);
+}
+
 /// Runs a collective reduction; a loom::Error becomes ValueError (the same on every process).
 template <class F>
 auto collective(F&& f) {
@@ -230,25 +253,24 @@ auto collective(F&& f) {
   }
 }
 
+/// A collective reduction of a loom.Spread, as a Python method.
+template <class F>
+auto reduction(F f) {
+  return [f](PySpread const& s) { return collective([&] { return s.visit(f); }); };
+}
+
 PySpread spread_block(py::handle block, PyRanks const& ranks) {
   py::array array = py::module_::import("numpy").attr("asarray")(block);
   if (array.ndim() == 2)
-    return PySpread{Held<std::variant<SpreadPoints, SpreadScalars>>(
-        loom::spread(points_from(array, "positions"), ranks.ranks))};
-  return PySpread{Held<std::variant<SpreadPoints, SpreadScalars>>(
-      loom::spread(scalars_from(array, "weights"), ranks.ranks))};
+    return as_python(loom::spread(points_from(array, "positions"), ranks.ranks));
+  return as_python(loom::spread(scalars_from(array, "weights"), ranks.ranks));
 }
 
 PySpread spread_whole(py::handle whole, PyRanks const& ranks) {
   py::array array = py::module_::import("numpy").attr("asarray")(whole);
-  if (array.ndim() == 2) {
-    auto s = loom::spread_host(points_from(array, "positions"), ranks.ranks);
-    return PySpread{Held<std::variant<SpreadPoints, SpreadScalars>>(
-        SpreadPoints(s.value(), s.offsets(), s.ranks()))};
-  }
-  auto s = loom::spread_host(scalars_from(array, "weights"), ranks.ranks);
-  return PySpread{Held<std::variant<SpreadPoints, SpreadScalars>>(
-      SpreadScalars(s.value(), s.offsets(), s.ranks()))};
+  if (array.ndim() == 2)
+    return as_python(loom::spread_host(points_from(array, "positions"), ranks.ranks));
+  return as_python(loom::spread_host(scalars_from(array, "weights"), ranks.ranks));
 }
 
 // ---- sdot ---------------------------------------------------------------------------------------
@@ -272,13 +294,10 @@ struct PyPowerDiagram {
     return std::visit(
         [&](auto& d) -> py::object {
           auto r = get(d);
-          if constexpr (std::decay_t<decltype(d)>::is_spread) {
-            using View = std::conditional_t<decltype(r)::view_type::rank == 1, Scalars, Points>;
-            return py::cast(PySpread{Held<std::variant<SpreadPoints, SpreadScalars>>(
-                loom::Spread<View>(r.value(), r.offsets(), r.ranks()))});
-          } else {
+          if constexpr (std::decay_t<decltype(d)>::is_spread)
+            return py::cast(as_python(r));
+          else
             return to_numpy(r);
-          }
         },
         diagram.get());
   }
@@ -318,12 +337,8 @@ PyPowerDiagram make_power_diagram(py::object positions, py::object weights, py::
                    options);
     return PyPowerDiagram{Held<std::variant<WholeDiagram, SpreadDiagram>>(std::move(d))};
   }
-  auto const& p = positions.cast<PySpread const&>().spread.get();
-  auto const& w = weights.cast<PySpread const&>().spread.get();
-  if (!std::holds_alternative<SpreadPoints>(p) || !std::holds_alternative<SpreadScalars>(w))
-    throw py::value_error("sdot.PowerDiagram: spread positions must be [N, 2] blocks and spread "
-                          "weights [N] blocks");
-  SpreadDiagram d(std::get<SpreadPoints>(p), std::get<SpreadScalars>(w), domain, options);
+  SpreadDiagram d(spread_input<SpreadPoints>(positions, "positions"),
+                  spread_input<SpreadScalars>(weights, "weights"), domain, options);
   return PyPowerDiagram{Held<std::variant<WholeDiagram, SpreadDiagram>>(std::move(d))};
 }
 
@@ -339,8 +354,7 @@ struct SpreadTransport {
 PySpread spread_result(Scalars const& block, loom::Ranks const& ranks) {
   std::vector<std::int64_t> counts(ranks.local_count(), 0);
   counts[0] = static_cast<std::int64_t>(block.extent(0));
-  return PySpread{
-      Held<std::variant<SpreadPoints, SpreadScalars>>(loom::spread(block, ranks, counts))};
+  return as_python(loom::spread(block, ranks, counts));
 }
 
 /// sdot.OptimalTransport: whole input (one process, nb_boxes boxes) or spread input.
@@ -368,15 +382,8 @@ struct PyOptimalTransport {
     }
     auto& spread = std::get<SpreadTransport>(held);
     Scalars initial;
-    if (!initial_weights.is_none()) {
-      if (!py::isinstance<PySpread>(initial_weights))
-        throw py::type_error("sdot.OptimalTransport: with spread positions, initial_weights "
-                             "must be spread too (loom.spread)");
-      auto const& w = initial_weights.cast<PySpread const&>().spread.get();
-      if (!std::holds_alternative<SpreadScalars>(w))
-        throw py::value_error("sdot.OptimalTransport: initial_weights must be [N] blocks");
-      initial = std::get<SpreadScalars>(w).value();
-    }
+    if (!initial_weights.is_none())
+      initial = spread_input<SpreadScalars>(initial_weights, "initial_weights").value();
     auto result = sdot::solve_optimal_transport(
         spread.cells, Kokkos::View<double const*, MemorySpace>(spread.targets),
         Kokkos::View<double const*, MemorySpace>(initial), spread.options);
@@ -402,17 +409,12 @@ PyOptimalTransport make_optimal_transport(py::object positions, py::object masse
     return PyOptimalTransport{Held<Transport>(sdot::OptimalTransport<Space>(
         points_from(positions, "positions"), scalars_from(masses, "masses"),
         half_spaces_from(boundaries), options, transport_options))};
-  auto const& p = positions.cast<PySpread const&>().spread.get();
-  auto const& m = masses.cast<PySpread const&>().spread.get();
-  if (!std::holds_alternative<SpreadPoints>(p) || !std::holds_alternative<SpreadScalars>(m))
-    throw py::value_error("sdot.OptimalTransport: spread positions must be [N, 2] blocks and "
-                          "spread masses [N] blocks");
-  auto const& points = std::get<SpreadPoints>(p);
+  auto const& points = spread_input<SpreadPoints>(positions, "positions");
+  auto const targets = spread_input<SpreadScalars>(masses, "masses").value();
   if (nb_boxes != 1 && nb_boxes != points.ranks().local_count())
     throw py::value_error("sdot.OptimalTransport: with spread input the ranks come from the "
                           "spread; choose boxes per process with loom.MpiRanks(comm, K)");
   sdot::SpreadCells<Space> cells(points.ranks(), points.value(), half_spaces_from(boundaries));
-  auto const targets = std::get<SpreadScalars>(m).value();
   sdot::detail::validate_target_masses(Space{}, cells.ranks(), points.value().extent(0), targets,
                                        cells.domain_area());
   return PyOptimalTransport{
@@ -456,24 +458,10 @@ PYBIND11_MODULE(_sdot_loom, m) {
   py::class_<PySpread>(m, "Spread")
       .def_property_readonly("value", &PySpread::value, "This process's block (a new NumPy array)")
       .def_property_readonly("ranks", [](PySpread const& s) { return PyRanks{s.ranks()}; })
-      .def("sum",
-           [](PySpread const& s) {
-             return collective(
-                 [&] { return s.visit([](auto const& x) { return double(x.sum()); }); });
-           })
-      .def("max",
-           [](PySpread const& s) {
-             return collective(
-                 [&] { return s.visit([](auto const& x) { return double(x.max()); }); });
-           })
-      .def("min",
-           [](PySpread const& s) {
-             return collective(
-                 [&] { return s.visit([](auto const& x) { return double(x.min()); }); });
-           })
-      .def("mean", [](PySpread const& s) {
-        return collective([&] { return s.visit([](auto const& x) { return x.mean(); }); });
-      });
+      .def("sum", reduction([](auto const& x) { return double(x.sum()); }))
+      .def("max", reduction([](auto const& x) { return double(x.max()); }))
+      .def("min", reduction([](auto const& x) { return double(x.min()); }))
+      .def("mean", reduction([](auto const& x) { return x.mean(); }));
   m.def("spread", &spread_block, py::arg("block"), py::arg("ranks"));
   m.def("spread_host", &spread_whole, py::arg("whole"), py::arg("ranks"));
   m.def("gather_to_host", [](PySpread const& s) {
