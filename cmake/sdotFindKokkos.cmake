@@ -20,6 +20,32 @@ function(_sdot_existing_dirs out)
   set(${out} "${kept}" PARENT_SCOPE)
 endfunction()
 
+# Kokkos-Kernels x.y works only with Kokkos x.y. An install without a version file (Debian's
+# Trilinos build) is accepted only beside the Kokkos it was built with.
+function(_sdot_check_kernels_match_kokkos)
+  get_filename_component(kokkos_configs "${Kokkos_DIR}" DIRECTORY)
+  get_filename_component(kernels_configs "${KokkosKernels_DIR}" DIRECTORY)
+  if(KokkosKernels_VERSION)
+    string(REGEX MATCH "^[0-9]+\\.[0-9]+" kernels_release "${KokkosKernels_VERSION}")
+    string(REGEX MATCH "^[0-9]+\\.[0-9]+" kokkos_release "${Kokkos_VERSION}")
+    if(NOT kernels_release STREQUAL kokkos_release)
+      message(FATAL_ERROR
+        "sdot: Kokkos-Kernels ${KokkosKernels_VERSION} (${KokkosKernels_DIR}) does not match "
+        "Kokkos ${Kokkos_VERSION} (${Kokkos_DIR}): they must be the same release. Give the "
+        "Kokkos-Kernels built against this Kokkos with "
+        "-DKokkosKernels_DIR=<its prefix>/lib/cmake/KokkosKernels, or "
+        "configure with -DSDOT_ENABLE_KOKKOS_KERNELS=OFF.")
+    endif()
+  elseif(NOT kernels_configs STREQUAL kokkos_configs)
+    message(FATAL_ERROR
+      "sdot: Kokkos-Kernels at ${KokkosKernels_DIR} has no version and is not installed beside "
+      "Kokkos ${Kokkos_VERSION} (${Kokkos_DIR}): it may be built against another Kokkos. Give "
+      "the Kokkos-Kernels built against this Kokkos with "
+        "-DKokkosKernels_DIR=<its prefix>/lib/cmake/KokkosKernels, or "
+      "configure with -DSDOT_ENABLE_KOKKOS_KERNELS=OFF.")
+  endif()
+endfunction()
+
 macro(sdot_find_kokkos)
   cmake_parse_arguments(_sdot_fk "KERNELS" "" "" ${ARGN})
   find_package(Kokkos REQUIRED)
@@ -45,7 +71,10 @@ macro(sdot_find_kokkos)
     endif()
   endif()
   if(_sdot_fk_KERNELS)
-    find_package(KokkosKernels REQUIRED)
+    # Kokkos-Kernels must be built against this Kokkos: look first beside it (the same
+    # prefix), then where CMake looks; refuse a Kernels of another Kokkos version.
+    find_package(KokkosKernels REQUIRED HINTS "${Kokkos_DIR}/../KokkosKernels")
+    _sdot_check_kernels_match_kokkos()
     if(NOT TARGET Kokkos::kokkoskernels)
       if(TARGET trilinos_kokkoskernels)
         add_library(Kokkos::kokkoskernels INTERFACE IMPORTED)

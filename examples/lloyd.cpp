@@ -29,7 +29,7 @@ int main(int argc, char* argv[]) {
       auto const domain = sdot::box_half_spaces({0, 0}, {1, 1});
 
       using Space = Kokkos::DefaultExecutionSpace;
-      Kokkos::View<double* [2]> positions("lloyd::positions", n);
+      sdot::Points<> positions("lloyd::positions", n);
       Kokkos::View<double*> masses("lloyd::masses", n);
       auto x = Kokkos::create_mirror_view(positions);
       auto m = Kokkos::create_mirror_view(masses);

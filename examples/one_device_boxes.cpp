@@ -17,7 +17,7 @@ int main(int argc, char* argv[]) {
     int const n = 10000;
     std::mt19937_64 rng(0);
     std::uniform_real_distribution<double> u(0, 1);
-    Kokkos::View<double* [2]> positions("positions", n);
+    sdot::Points<> positions("positions", n);
     Kokkos::View<double*> weights("weights", n);
     auto p = Kokkos::create_mirror_view(positions);
     auto q = Kokkos::create_mirror_view(weights);

@@ -30,7 +30,7 @@ int main(int argc, char* argv[]) {
     for (int i = 0; i < n; ++i)
       w[i] = u(rng) * 1e-3;
     int const first = n / size * rank, count = rank + 1 == size ? n - first : n / size;
-    Kokkos::View<double* [2]> positions("positions", count);
+    sdot::Points<> positions("positions", count);
     Kokkos::View<double*> weights("weights", count);
     auto p = Kokkos::create_mirror_view(positions);
     auto q = Kokkos::create_mirror_view(weights);

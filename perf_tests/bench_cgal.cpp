@@ -1,128 +1,19 @@
-// The same clouds through CGAL's Regular_triangulation_2 plus clipping, for the ratio
-// sdot / CGAL out of one run. For each vertex of the regular triangulation, its power cell is
-// the polygon of the weighted circumcentres of its faces (computed once per face), clipped
-// by the unit square; a vertex on the convex hull (unbounded cell) clips the square by the
-// bisectors of its neighbours instead. Hidden points get 0. The setup checks that these areas
-// agree with sdot's on a small cloud and stops the benchmark with an error if they do not.
+// The same clouds through CGAL's Regular_triangulation_2 plus clipping (cgal_areas.hpp), for
+// the ratio sdot / CGAL out of one run. The setup checks that CGAL's areas agree with sdot's on
+// a small cloud and stops the benchmark with an error if they do not.
+#include "cgal_areas.hpp"
 #include "cloud_benchmarks.hpp"
 #include "memory_probe.hpp"
 
 #include <benchmark/benchmark.h>
 
-#include <CGAL/Exact_predicates_inexact_constructions_kernel.h>
-#include <CGAL/Regular_triangulation_2.h>
-#include <CGAL/Regular_triangulation_face_base_2.h>
-#include <CGAL/Regular_triangulation_vertex_base_2.h>
-#include <CGAL/Triangulation_face_base_with_info_2.h>
-#include <CGAL/Triangulation_vertex_base_with_info_2.h>
-
 #include <Kokkos_Timer.hpp>
 
-#include <array>
 #include <cmath>
 #include <string>
-#include <utility>
 #include <vector>
 
 namespace {
-
-using K = CGAL::Exact_predicates_inexact_constructions_kernel;
-using VertexBase =
-    CGAL::Triangulation_vertex_base_with_info_2<int, K,
-                                                CGAL::Regular_triangulation_vertex_base_2<K>>;
-using FaceBase =
-    CGAL::Triangulation_face_base_with_info_2<int, K, CGAL::Regular_triangulation_face_base_2<K>>;
-using Regular =
-    CGAL::Regular_triangulation_2<K, CGAL::Triangulation_data_structure_2<VertexBase, FaceBase>>;
-using WeightedPoint = Regular::Weighted_point;
-
-/// A small polygon clipped by half-planes a·x ≤ b (Sutherland–Hodgman).
-struct Clipper {
-  std::vector<std::array<double, 2>> p, q;
-
-  void clip(double ax, double ay, double b) {
-    q.clear();
-    std::size_t const n = p.size();
-    for (std::size_t k = 0; k < n; ++k) {
-      auto const& s = p[(k + n - 1) % n];
-      auto const& e = p[k];
-      double const fs = ax * s[0] + ay * s[1] - b, fe = ax * e[0] + ay * e[1] - b;
-      if ((fs < 0 && fe > 0) || (fs > 0 && fe < 0)) {
-        double const t = fs / (fs - fe);
-        q.push_back({s[0] + t * (e[0] - s[0]), s[1] + t * (e[1] - s[1])});
-      }
-      if (fe <= 0)
-        q.push_back(e);
-    }
-    std::swap(p, q);
-  }
-  void clip_by_unit_square() {
-    clip(-1, 0, 0);
-    clip(1, 0, 1);
-    clip(0, -1, 0);
-    clip(0, 1, 1);
-  }
-  double area() const {
-    double a = 0;
-    for (std::size_t k = 0; k < p.size(); ++k) {
-      auto const& s = p[k];
-      auto const& e = p[(k + 1) % p.size()];
-      a += s[0] * e[1] - e[0] * s[1];
-    }
-    return a / 2;
-  }
-};
-
-/// Areas of the power cells clipped by the unit square, by input index.
-std::vector<double> cgal_areas(sdot_test::Cloud const& cloud) {
-  std::size_t const n = cloud.x.size();
-  std::vector<std::pair<WeightedPoint, int>> points;
-  points.reserve(n);
-  for (std::size_t i = 0; i < n; ++i)
-    points.emplace_back(WeightedPoint(K::Point_2(cloud.x[i][0], cloud.x[i][1]), cloud.w[i]),
-                        int(i));
-  Regular rt;
-  rt.insert(points.begin(), points.end());
-
-  std::vector<std::array<double, 2>> centres;
-  centres.reserve(2 * n);
-  for (auto f = rt.finite_faces_begin(); f != rt.finite_faces_end(); ++f) {
-    f->info() = int(centres.size());
-    auto const c = rt.weighted_circumcenter(f);
-    centres.push_back({c.x(), c.y()});
-  }
-
-  std::vector<double> areas(n, 0.0);
-  Clipper cell;
-  for (auto v = rt.finite_vertices_begin(); v != rt.finite_vertices_end(); ++v) {
-    cell.p.clear();
-    bool on_hull = false;
-    auto f = rt.incident_faces(v), end = f;
-    do {
-      if (rt.is_infinite(f)) {
-        on_hull = true;
-        break;
-      }
-      cell.p.push_back(centres[f->info()]);
-    } while (++f != end);
-    if (on_hull) {
-      // Unbounded cell: the square, clipped by the bisector of each neighbour.
-      double const vx = v->point().x(), vy = v->point().y(), vw = v->point().weight();
-      cell.p = {{0, 0}, {1, 0}, {1, 1}, {0, 1}};
-      auto u = rt.incident_vertices(v), u_end = u;
-      do {
-        if (rt.is_infinite(u))
-          continue;
-        double const ux = u->point().x(), uy = u->point().y(), uw = u->point().weight();
-        cell.clip(2 * (ux - vx), 2 * (uy - vy), ux * ux + uy * uy - uw - (vx * vx + vy * vy - vw));
-      } while (++u != u_end);
-    } else {
-      cell.clip_by_unit_square();
-    }
-    areas[v->info()] = cell.area();
-  }
-  return areas;
-}
 
 std::vector<double> sdot_areas(sdot_test::Cloud const& cloud) {
   sdot::PowerDiagram<> diagram(sdot_test::positions_view(cloud), sdot_test::weights_view(cloud),
@@ -137,7 +28,7 @@ void cgal_regular_triangulation(benchmark::State& state, std::string const& kind
     sdot_test::Cloud small;
     if (!sdot_bench::make_cloud_or_skip(state, kind, 3000, small))
       return;
-    auto const a = cgal_areas(small), b = sdot_areas(small);
+    auto const a = sdot_bench::cgal_areas(small.x, small.w), b = sdot_areas(small);
     for (std::size_t i = 0; i < a.size(); ++i)
       if (!(std::fabs(a[i] - b[i]) <= 1e-9)) {
         state.SkipWithError(("CGAL and sdot disagree on cell " + std::to_string(i) + ": " +
@@ -151,13 +42,13 @@ void cgal_regular_triangulation(benchmark::State& state, std::string const& kind
     return;
   {
     sdot_bench::MemoryProbe probe;
-    benchmark::DoNotOptimize(cgal_areas(cloud).data());
+    benchmark::DoNotOptimize(sdot_bench::cgal_areas(cloud.x, cloud.w).data());
     state.counters["resident_bytes_per_seed"] = probe.resident_bytes() / n;
   }
   double seconds = 0;
   for (auto _ : state) {
     Kokkos::Timer timer;
-    auto const areas = cgal_areas(cloud);
+    auto const areas = sdot_bench::cgal_areas(cloud.x, cloud.w);
     benchmark::DoNotOptimize(areas.data());
     seconds += timer.seconds();
   }

@@ -35,7 +35,7 @@ namespace {
 
 using Space = Kokkos::DefaultExecutionSpace;
 using MemorySpace = Space::memory_space;
-using Points = Kokkos::View<double* [2], MemorySpace>;
+using Points = sdot::Points<MemorySpace>;
 using Scalars = Kokkos::View<double*, MemorySpace>;
 using SpreadPoints = loom::Spread<Points>;
 using SpreadScalars = loom::Spread<Scalars>;
@@ -221,13 +221,17 @@ struct PySpread {
   }
 };
 
-/// `spread` as a loom.Spread: its View converted to the module's type of its rank (the same
-/// data; loom's functions return Views of an explicit layout).
+/// `spread` as a loom.Spread: its View as the module's type of its rank (the same View, or for
+/// points of another layout a copy in sdot::Points' layout).
 template <class View>
 PySpread as_python(loom::Spread<View> const& spread) {
-  using Value = std::conditional_t<View::rank == 1, Scalars, Points>;
-  return PySpread{Held<std::variant<SpreadPoints, SpreadScalars>>(
-      loom::Spread<Value>(spread.value(), spread.offsets(), spread.ranks()))};
+  if constexpr (View::rank == 1)
+    return PySpread{Held<std::variant<SpreadPoints, SpreadScalars>>(
+        SpreadScalars(spread.value(), spread.offsets(), spread.ranks()))};
+  else
+    return PySpread{Held<std::variant<SpreadPoints, SpreadScalars>>(SpreadPoints(
+        sdot::detail::in_points_layout(Space(), spread.value(), "sdot::python::points"),
+        spread.offsets(), spread.ranks()))};
 }
 
 /// The block of `obj`, a loom.Spread of the alternative `Spread` (SpreadPoints, SpreadScalars);

@@ -21,8 +21,9 @@ namespace loom {
 /// [offsets[l], offsets[l+1]), ordered by source process, then by their order there.
 template <class T, class MemorySpace>
 struct Distributed {
+  /// [rows received, cols]: the received rows of all local ranks, back to back.
   Kokkos::View<T**, Kokkos::LayoutRight, MemorySpace> rows;
-  std::vector<std::int64_t> offsets;
+  std::vector<std::int64_t> offsets; ///< local_count+1 row offsets of the local ranks in rows.
 };
 
 namespace detail {

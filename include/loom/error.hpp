@@ -16,6 +16,7 @@ namespace loom {
 /// an error aborts the job (see spmd.hpp).
 class Error : public std::runtime_error {
 public:
+  /// An error with `message`; `collective` tells whether every rank throws it.
   explicit Error(std::string const& message, bool collective = false)
       : std::runtime_error(message), collective_(collective) {}
   /// True when every rank throws this error (it went through an agreement).

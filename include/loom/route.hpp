@@ -22,8 +22,8 @@ namespace loom {
 /// hold -1 (converted to T).
 template <class T, class MemorySpace = Kokkos::DefaultExecutionSpace::memory_space>
 struct Routed {
-  using value_type = T;
-  using memory_space = MemorySpace;
+  using value_type = T;             ///< Type of the values in a row.
+  using memory_space = MemorySpace; ///< Memory space of data and counts.
   /// [local_count, size, capacity, cols]
   Kokkos::View<T****, Kokkos::LayoutRight, MemorySpace> data;
   /// [local_count, size]: rows stored per (local rank, rank) pair (at most capacity).
@@ -32,9 +32,13 @@ struct Routed {
   /// including those dropped for lack of capacity. exchange: 0.
   std::int64_t needed = 0;
 
+  /// Number of local ranks (extent 0 of data).
   int local_count() const { return static_cast<int>(data.extent(0)); }
+  /// Number of global ranks (extent 1 of data).
   int size() const { return static_cast<int>(data.extent(1)); }
+  /// Row slots per (local rank, rank) pair (extent 2 of data).
   int capacity() const { return static_cast<int>(data.extent(2)); }
+  /// Values per row (extent 3 of data).
   int cols() const { return static_cast<int>(data.extent(3)); }
 };
 

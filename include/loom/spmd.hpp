@@ -39,6 +39,8 @@ void abort_if_distributed(Ranks const& ranks, char const* what);
 template <class Program>
 class Spmd {
 public:
+  /// Binds `program` to `ranks`; a call throws a collective Error when the Capacities still
+  /// overflow after `max_reruns` reruns.
   Spmd(Program program, Ranks ranks, int max_reruns = 16)
       : program_(std::move(program)), ranks_(std::move(ranks)), max_reruns_(max_reruns) {}
 

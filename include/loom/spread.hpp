@@ -77,9 +77,9 @@ struct Partial {
 template <class View>
 class Spread {
 public:
-  using view_type = View;
-  using value_type = typename View::non_const_value_type;
-  using execution_space = typename View::execution_space;
+  using view_type = View;                                 ///< Type of the local block.
+  using value_type = typename View::non_const_value_type; ///< Type of an element.
+  using execution_space = typename View::execution_space; ///< Where the reductions run.
 
   Spread() = default;
   /// `offsets` has ranks.local_count()+1 entries, from 0 to value.extent(0).
@@ -97,6 +97,7 @@ public:
   std::vector<std::int64_t> const& offsets() const { return offsets_; }
   /// Rows of local rank l.
   std::int64_t local_rows(int l) const { return offsets_[l + 1] - offsets_[l]; }
+  /// The ranks the array is spread over.
   Ranks const& ranks() const { return ranks_; }
 
   /// Collective: sum of every element over all ranks.

@@ -9,8 +9,8 @@ namespace sdot {
 
 /// The half-space { x : normal · x ≤ offset }.
 struct HalfSpace {
-  std::array<double, 2> normal;
-  double offset;
+  std::array<double, 2> normal; ///< Outward normal of the bounding line (not necessarily unit).
+  double offset;                ///< Right-hand side of normal · x ≤ offset.
 };
 
 /// The four half-spaces of the box [lo[0], hi[0]] × [lo[1], hi[1]].
@@ -23,8 +23,9 @@ struct DomainPolygon {
   std::vector<std::array<double, 2>> vertices;
   /// edge_half_space[k]: index of the half-space that bounds the edge from vertex k to k+1.
   std::vector<int> edge_half_space;
-  double area = 0;
-  std::array<double, 2> lo{}, hi{}; ///< bounding box
+  double area = 0;            ///< Area of the polygon.
+  std::array<double, 2> lo{}; ///< Lower corner of the bounding box.
+  std::array<double, 2> hi{}; ///< Upper corner of the bounding box.
 };
 
 /// Intersects the half-spaces.

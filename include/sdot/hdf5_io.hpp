@@ -31,8 +31,8 @@ namespace sdot::hdf5 {
 
 /// Rows [first, first + count) of a dataset.
 struct RowBlock {
-  std::int64_t first = 0;
-  std::int64_t count = 0;
+  std::int64_t first = 0; ///< Index of the first row.
+  std::int64_t count = 0; ///< Number of rows.
 };
 
 /// Block of `part` when `rows` rows are split evenly into `parts` blocks in order: the
@@ -46,8 +46,8 @@ using HostPoints = Kokkos::View<double* [2], Kokkos::LayoutRight, Kokkos::HostSp
 
 /// Shape of a dataset: `rows` and, for a dataset of rank 2, `columns` (0 for rank 1).
 struct DatasetShape {
-  std::int64_t rows = 0;
-  int columns = 0;
+  std::int64_t rows = 0; ///< Number of rows (extent 0).
+  int columns = 0;       ///< Extent 1 for a dataset of rank 2, 0 for rank 1.
 };
 
 /// An HDF5 file opened read-only by every process of a communicator.
@@ -61,9 +61,11 @@ public:
   InputFile(InputFile const&) = delete;
   InputFile& operator=(InputFile const&) = delete;
 
+  /// The path of the file.
   std::string const& path() const;
-  /// Rank of this process in the communicator, and number of processes.
+  /// Rank of this process in the communicator.
   int process_rank() const;
+  /// Number of processes in the communicator.
   int process_count() const;
 
   /// Collective: true when the file holds something named `dataset` (a dataset or not; the
@@ -114,7 +116,9 @@ public:
   std::string const& path() const;
   /// The temporary file written until commit().
   std::string const& temporary_path() const;
+  /// Rank of this process in the communicator.
   int process_rank() const;
+  /// Number of processes in the communicator.
   int process_count() const;
 
   /// Collective: writes the float64 dataset `dataset` of shape [N]: the blocks of the

@@ -9,6 +9,7 @@
 
 #include <sdot/detail/halo.hpp>
 #include <sdot/detail/scan.hpp>
+#include <sdot/points.hpp>
 #include <sdot/power_diagram.hpp>
 
 #include <KokkosSparse_CrsMatrix.hpp>
@@ -38,8 +39,8 @@ using SparseMatrix = KokkosSparse::CrsMatrix<
 /// extended vectors.
 template <class ExecutionSpace>
 struct MeasureJacobian {
-  using matrix_type = SparseMatrix<ExecutionSpace>;
-  using memory_space = typename ExecutionSpace::memory_space;
+  using matrix_type = SparseMatrix<ExecutionSpace>;           ///< Type of global and extended.
+  using memory_space = typename ExecutionSpace::memory_space; ///< Where the matrices live.
 
   /// Rows: this process's seeds (in their order); columns: global seed numbers, sorted
   /// within each row; ncols = global number of seeds.
@@ -90,17 +91,16 @@ void count_jacobian_entries(ExecutionSpace const& space, Polygons const& polygon
 
 /// Collective: assembles the Jacobian of the measures of this process's cells.
 ///
+/// @param space the execution space instance the assembly runs on
 /// @param ranks the processes (one process: loom::Ranks{} or any one-process Ranks)
-/// @param first_row global number of this process's first seed; the processes' blocks must
-///        follow each other in process order
-/// @param global_size number of seeds over all processes
-/// @param positions this process's seeds [n, 2]
+/// @param positions this process's seeds [n, 2]; global seed numbers follow the processes'
+///        blocks in process order
 /// @param polygons this process's cells (PowerDiagram::cell_polygons()): edge sources in
 ///        global seed numbering
 template <class ExecutionSpace>
 MeasureJacobian<ExecutionSpace>
 measure_jacobian(ExecutionSpace const& space, loom::Ranks const& ranks,
-                 Kokkos::View<double const* [2], typename ExecutionSpace::memory_space> positions,
+                 ConstPoints<typename ExecutionSpace::memory_space> positions,
                  CellPolygons<typename ExecutionSpace::memory_space> const& polygons) {
   using memory_space = typename ExecutionSpace::memory_space;
   using Policy = Kokkos::RangePolicy<ExecutionSpace>;
@@ -161,7 +161,7 @@ measure_jacobian(ExecutionSpace const& space, loom::Ranks const& ranks,
   jacobian.halo =
       detail::Halo<ExecutionSpace>(space, ranks, jacobian.blocks, raw_columns, raw_extended);
   int const extended_size = n + jacobian.halo.size();
-  Kokkos::View<double* [2], memory_space> x(
+  Points<memory_space> x(
       Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::jacobian::positions"),
       extended_size);
   Kokkos::deep_copy(space, Kokkos::subview(x, std::make_pair(0, n), Kokkos::ALL), positions);
@@ -244,7 +244,7 @@ measure_jacobian(ExecutionSpace const& space, loom::Ranks const& ranks,
 template <class ExecutionSpace>
 MeasureJacobian<ExecutionSpace>
 measure_jacobian(PowerDiagram<ExecutionSpace>& diagram,
-                 Kokkos::View<double const* [2], typename ExecutionSpace::memory_space> positions) {
+                 ConstPoints<typename ExecutionSpace::memory_space> positions) {
   auto polygons = diagram.cell_polygons();
   return measure_jacobian(diagram.execution_space_instance(), loom::Ranks{}, positions, polygons);
 }
@@ -253,7 +253,7 @@ measure_jacobian(PowerDiagram<ExecutionSpace>& diagram,
 // Compiled in the sdot library (src/sdot/optimal_transport.cpp).
 extern template MeasureJacobian<Kokkos::DefaultExecutionSpace>
 measure_jacobian(Kokkos::DefaultExecutionSpace const&, loom::Ranks const&,
-                 Kokkos::View<double const* [2], Kokkos::DefaultExecutionSpace::memory_space>,
+                 ConstPoints<Kokkos::DefaultExecutionSpace::memory_space>,
                  CellPolygons<Kokkos::DefaultExecutionSpace::memory_space> const&);
 #endif
 

@@ -8,6 +8,7 @@
 #include <sdot/detail/aggregation_multigrid.hpp>
 #include <sdot/detail/conjugate_gradient.hpp>
 #include <sdot/jacobian.hpp>
+#include <sdot/points.hpp>
 #include <sdot/power_diagram.hpp>
 
 #include <loom/spread.hpp>
@@ -83,12 +84,13 @@ struct OptimalTransportOptions {
 
 /// What a solve did.
 struct OptimalTransportStatistics {
-  int newton_iterations = 0;
+  int newton_iterations = 0;   ///< Newton steps taken
   int cg_iterations = 0;       ///< all Newton steps together
   int diagram_evaluations = 0; ///< measures computed (initial, trial steps)
   /// Seconds spent assembling the Jacobians and in conjugate gradient (the rest: diagrams).
   double linear_seconds = 0;
   double max_error = 0; ///< max_i |m_i − target_i| at the end
+  /// Seconds of the whole solve.
   double seconds = 0;
   std::vector<NewtonProgress> history; ///< one entry per Newton step, the initial one first
 };
@@ -96,9 +98,9 @@ struct OptimalTransportStatistics {
 /// Weights found, the measures they give, and the statistics.
 template <class MemorySpace>
 struct OptimalTransportResult {
-  Kokkos::View<double*, MemorySpace> weights;
-  Kokkos::View<double*, MemorySpace> measures;
-  OptimalTransportStatistics statistics;
+  Kokkos::View<double*, MemorySpace> weights;  ///< the weights found, one per seed of this process
+  Kokkos::View<double*, MemorySpace> measures; ///< the cells' measures with those weights
+  OptimalTransportStatistics statistics;       ///< what the solve did
 };
 
 namespace detail {
@@ -110,7 +112,7 @@ class DiagramCells {
 public:
   using execution_space = ExecutionSpace;
   using memory_space = typename ExecutionSpace::memory_space;
-  using positions_type = Kokkos::View<double* [2], memory_space>;
+  using positions_type = Points<memory_space>;
   using scalars_type = Kokkos::View<double*, memory_space>;
   using diagram_type = PowerDiagram<ExecutionSpace, Input>;
 
@@ -205,7 +207,7 @@ class OneProcessCells : public detail::DiagramCells<ExecutionSpace, WholeInput> 
 public:
   /// @throws std::invalid_argument for an empty or unbounded domain
   OneProcessCells(ExecutionSpace const& space,
-                  Kokkos::View<double* [2], typename ExecutionSpace::memory_space> positions,
+                  Points<typename ExecutionSpace::memory_space> positions,
                   std::vector<HalfSpace> boundaries, PowerDiagramOptions options = {})
       : detail::DiagramCells<ExecutionSpace, WholeInput>("sdot::OneProcessCells", space,
                                                          loom::Ranks{}, positions,
@@ -220,9 +222,11 @@ class SpreadCells : public detail::DiagramCells<ExecutionSpace, SpreadInput> {
 public:
   /// @param ranks the processes (loom::MpiRanks(comm): one rank per process)
   /// @param positions this process's block of the seeds
+  /// @param boundaries half-spaces a·x ≤ c whose intersection is the (bounded) domain
+  /// @param options how the diagrams are computed (see PowerDiagramOptions)
+  /// @param space the execution space instance the kernels run on
   /// @throws std::invalid_argument for an empty or unbounded domain (on every process)
-  SpreadCells(loom::Ranks ranks,
-              Kokkos::View<double* [2], typename ExecutionSpace::memory_space> positions,
+  SpreadCells(loom::Ranks ranks, Points<typename ExecutionSpace::memory_space> positions,
               std::vector<HalfSpace> boundaries, PowerDiagramOptions options = {},
               ExecutionSpace const& space = ExecutionSpace{})
       : detail::DiagramCells<ExecutionSpace, SpreadInput>("sdot::SpreadCells", space,
@@ -400,6 +404,7 @@ void linear_combination(ExecutionSpace const& space, Out const& out, A const& a,
 ///        processes) to the domain's area within 1e-9 relative
 /// @param initial_weights this process's initial weights, or an empty View for zeros; every
 ///        cell must be non-empty with them
+/// @param options tolerances, limits and preconditioner of the solve
 /// @throws std::invalid_argument (the same on every process) on bad targets or an initial
 ///         empty cell; std::runtime_error when max_newton or max_halvings is exceeded
 template <class Cells>
@@ -496,7 +501,7 @@ solve_optimal_transport(Cells& cells,
   // Aggregates of the multilevel preconditioner: the seeds in Z order (they do not move).
   Kokkos::View<int*, memory_space> order;
   if (options.preconditioner == CgPreconditioner::aggregation)
-    order = detail::morton_order(space, Kokkos::View<double const* [2], memory_space>(positions));
+    order = detail::morton_order(space, ConstPoints<memory_space>(positions));
   while (error[0] > options.tol * area) {
     if (stats.newton_iterations >= options.max_newton) {
       std::ostringstream msg;
@@ -520,8 +525,7 @@ solve_optimal_transport(Cells& cells,
     Kokkos::Timer linear_timer;
     // J δ = (target − m) on the zero-mean subspace.
     auto const jacobian =
-        measure_jacobian(space, ranks, Kokkos::View<double const* [2], memory_space>(positions),
-                         cells.cell_polygons());
+        measure_jacobian(space, ranks, ConstPoints<memory_space>(positions), cells.cell_polygons());
     double const mean = detail::global_sum(ranks, detail::local_sum(space, targets) -
                                                       detail::local_sum(space, measures)) /
                         double(blocks.global_size());
@@ -605,9 +609,9 @@ solve_optimal_transport(Cells& cells,
 template <class ExecutionSpace = Kokkos::DefaultExecutionSpace>
 class OptimalTransport {
 public:
-  using memory_space = typename ExecutionSpace::memory_space;
-  using positions_type = Kokkos::View<double* [2], memory_space>;
-  using scalars_type = Kokkos::View<double*, memory_space>;
+  using memory_space = typename ExecutionSpace::memory_space; ///< Where every View lives.
+  using positions_type = Points<memory_space>;                ///< The seeds, [N, 2].
+  using scalars_type = Kokkos::View<double*, memory_space>;   ///< One value per seed, [N].
 
   /// @throws std::invalid_argument on an empty or unbounded domain, or target masses that are
   /// not positive and finite, not one per seed, or not adding up to the domain's area
@@ -617,6 +621,7 @@ public:
       : OptimalTransport(ExecutionSpace{}, positions, target_masses, std::move(boundaries),
                          diagram_options, std::move(options)) {}
 
+  /// The same, with the kernels run on the execution space instance `space`.
   OptimalTransport(ExecutionSpace const& space, positions_type positions,
                    scalars_type target_masses, std::vector<HalfSpace> boundaries,
                    PowerDiagramOptions diagram_options = {}, OptimalTransportOptions options = {})
@@ -631,9 +636,11 @@ public:
     return solve_optimal_transport(cells_, targets_, initial_weights, options_);
   }
 
+  /// The solver's options, which the next solve() uses.
   OptimalTransportOptions& options() { return options_; }
   /// The diagram of the last weights tried (after solve(): of the weights found).
   PowerDiagram<ExecutionSpace>& diagram() { return cells_.diagram(); }
+  /// Area of the domain (the total of the target masses).
   double domain_area() const { return cells_.domain_area(); }
 
 private:

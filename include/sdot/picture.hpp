@@ -53,11 +53,13 @@ inline std::string diverging_colour(double t) {
 
 /// Writes an SVG picture of the cells to `path`.
 ///
+/// @param path the SVG file to write (replaced if it exists)
 /// @param polygons the cells (PowerDiagram::cell_polygons()), any memory space
 /// @param positions the seeds [N, 2] (drawn as dots when options.seeds)
 /// @param domain the domain (PowerDiagram::domain()), which sets the frame
 /// @param values one value per cell to colour it (blue: smallest, red: largest), or an empty
 ///        View for plain grey cells
+/// @param options what to draw, and the picture's size
 /// @throws std::invalid_argument on mismatched sizes, std::runtime_error if the file cannot be
 ///         written (nothing is left half-written under `path`: the picture is written to
 ///         `path` + ".tmp" first and renamed)

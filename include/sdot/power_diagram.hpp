@@ -12,6 +12,7 @@
 #include <sdot/detail/validate.hpp>
 #include <sdot/detail/warm_cells.hpp>
 #include <sdot/half_spaces.hpp>
+#include <sdot/points.hpp>
 
 #include <Kokkos_Timer.hpp>
 
@@ -70,6 +71,7 @@ struct PowerDiagramOptions {
 struct PowerDiagramStatistics {
   int overflowed_cells = 0; ///< cells that needed more than vertex_capacity vertices
   int vertex_reruns = 0;    ///< kernel passes after the first, for those cells
+  /// vertices a cell may have in the kernel's last pass (one box)
   int final_vertex_capacity = 0;
   bool abandoned = false;   ///< PowerDiagramOptions::abandon_below was met: measures incomplete
   int ranks = 1;            ///< ranks (boxes) that computed the diagram
@@ -79,7 +81,8 @@ struct PowerDiagramStatistics {
   /// holds, and its length), and the seeds and results that go to another process.
   long bytes_sent = 0;
   int reruns = 0;       ///< rounds cut again because a polygon overflowed (msg_capacity)
-  int msg_capacity = 0; ///< final sizes (kept for the next call)
+  int msg_capacity = 0; ///< final msg_capacity (kept for the next call)
+  /// final inbox_capacity (kept for the next call)
   int inbox_capacity = 0;
   int warm_cells = 0;  ///< warm_start: cells kept from their earlier neighbours' clipping
   int warm_rounds = 0; ///< warm_start: certifications that sent cells to the search
@@ -96,9 +99,9 @@ struct SpreadInput {};
 /// half-space h. An empty cell has no vertex.
 template <class MemorySpace>
 struct CellPolygons {
-  Kokkos::View<int*, MemorySpace> offsets;
-  Kokkos::View<double* [2], MemorySpace> vertices;
-  Kokkos::View<int*, MemorySpace> edge_sources;
+  Kokkos::View<int*, MemorySpace> offsets;      ///< [cells + 1]: first vertex of each cell
+  Points<MemorySpace> vertices;                 ///< [vertices, 2]: the cells' vertices
+  Kokkos::View<int*, MemorySpace> edge_sources; ///< [vertices]: what made each vertex's edge
 };
 
 /// The power diagram of seeds x_i with weights w_i in a convex domain:
@@ -117,19 +120,22 @@ struct CellPolygons {
 template <class ExecutionSpace = Kokkos::DefaultExecutionSpace, class Input = WholeInput>
 class PowerDiagram {
 public:
-  using execution_space = ExecutionSpace;
-  using memory_space = typename ExecutionSpace::memory_space;
-  using positions_type = Kokkos::View<double* [2], memory_space>;
-  using scalars_type = Kokkos::View<double*, memory_space>;
+  using execution_space = ExecutionSpace;                     ///< Where the kernels run.
+  using memory_space = typename ExecutionSpace::memory_space; ///< Where every View lives.
+  using positions_type = Points<memory_space>;                ///< Seeds or centroids, [N, 2].
+  using scalars_type = Kokkos::View<double*, memory_space>;   ///< One value per seed, [N].
+  /// True for spread input (SpreadInput).
   static constexpr bool is_spread = std::is_same<Input, SpreadInput>::value;
   /// What measures() returns: a View, or a loom::Spread of Views for spread input.
   using measures_type = std::conditional_t<is_spread, loom::Spread<scalars_type>, scalars_type>;
+  /// What centroids() returns: a View, or a loom::Spread of Views for spread input.
   using centroids_type =
       std::conditional_t<is_spread, loom::Spread<positions_type>, positions_type>;
 
   /// @param positions the seeds, [N, 2]
   /// @param weights one weight per seed, [N]
   /// @param boundaries half-spaces a·x ≤ c whose intersection is the (bounded) domain
+  /// @param options how the diagram is computed (see PowerDiagramOptions)
   /// @throws std::invalid_argument on mismatched sizes, a non-finite seed (its index), an
   /// empty or unbounded domain, or a bad option. Nothing is computed then.
   template <class I = Input, class = std::enable_if_t<std::is_same<I, WholeInput>::value>>
@@ -137,6 +143,7 @@ public:
                PowerDiagramOptions options = {})
       : PowerDiagram(ExecutionSpace{}, positions, weights, std::move(boundaries), options) {}
 
+  /// The same, with the kernels run on the execution space instance `space`.
   template <class I = Input, class = std::enable_if_t<std::is_same<I, WholeInput>::value>>
   PowerDiagram(ExecutionSpace const& space, positions_type positions, scalars_type weights,
                std::vector<HalfSpace> boundaries, PowerDiagramOptions options = {})
@@ -150,13 +157,16 @@ public:
 
   /// Spread input: every process passes its block of the seeds (collective). The ranks are
   /// those of the spread positions; a problem on any process is reported on every process.
+  /// Positions of another layout than sdot::Points' (loom::spread_host makes LayoutRight rows)
+  /// are copied into it once.
   template <class V, class W, class I = Input,
             class = std::enable_if_t<std::is_same<I, SpreadInput>::value>>
   PowerDiagram(loom::Spread<V> const& positions, loom::Spread<W> const& weights,
                std::vector<HalfSpace> boundaries, PowerDiagramOptions options = {},
                ExecutionSpace const& space = ExecutionSpace{})
-      : space_(space), positions_(positions.value()), weights_(weights.value()), options_(options),
-        ranks_(positions.ranks()) {
+      : space_(space),
+        positions_(detail::in_points_layout(space, positions.value(), "sdot::positions")),
+        weights_(weights.value()), options_(options), ranks_(positions.ranks()) {
     std::string problem;
     try {
       domain_ = domain_polygon(boundaries);
@@ -245,9 +255,13 @@ public:
   std::int64_t first_global_index() const { return first_global_index_; }
   /// The ranks that compute the diagram.
   loom::Ranks const& ranks() const { return ranks_; }
+  /// The domain, as a polygon.
   DomainPolygon const& domain() const { return domain_; }
+  /// The options, msg_capacity and inbox_capacity as grown by the computations.
   PowerDiagramOptions const& options() const { return options_; }
+  /// What the last computation did.
   PowerDiagramStatistics const& statistics() const { return statistics_; }
+  /// The execution space instance the kernels run on.
   ExecutionSpace const& execution_space_instance() const { return space_; }
 
 private:
@@ -293,11 +307,8 @@ private:
                                   std::to_string(options_.leaf_size) + " must be at least 2");
   }
 
-  Kokkos::View<double const* [2], memory_space> const_domain_vertices() const {
-    return domain_vertices_;
-  } Kokkos::View<int const*, memory_space> const_domain_labels() const {
-    return domain_labels_;
-  }
+  ConstPoints<memory_space> const_domain_vertices() const { return domain_vertices_; }
+  Kokkos::View<int const*, memory_space> const_domain_labels() const { return domain_labels_; }
 
   void compute();
   /// Never a silent wrong result (collective): a measure or centroid that is not finite, or
@@ -313,7 +324,7 @@ private:
   scalars_type weights_;
   PowerDiagramOptions options_;
   DomainPolygon domain_;
-  Kokkos::View<double* [2], memory_space> domain_vertices_;
+  Points<memory_space> domain_vertices_;
   Kokkos::View<int*, memory_space> domain_labels_;
   loom::Ranks ranks_;
   std::shared_ptr<detail::TravellingCells<ExecutionSpace>> travelling_;
@@ -359,7 +370,7 @@ auto PowerDiagram<ExecutionSpace, Input>::cell_polygons() -> CellPolygons<memory
       Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::polygons::offsets"), n + 1);
   int const total = detail::exclusive_scan(space_, "sdot::polygons::offsets",
                                            outputs_.vertex_counts, polygons.offsets);
-  polygons.vertices = Kokkos::View<double* [2], memory_space>(
+  polygons.vertices = Points<memory_space>(
       Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::polygons::vertices"), total);
   polygons.edge_sources = Kokkos::View<int*, memory_space>(
       Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::polygons::edge_sources"),
@@ -430,9 +441,9 @@ void PowerDiagram<ExecutionSpace, Input>::compute_one_box() {
   int const n = size();
   // A new index, new weights in the index built, or (a recomputation) the index as it is.
   if (!tree_built_)
-    tree_ = detail::build_seed_tree(
-        space_, Kokkos::View<double const* [2], memory_space>(positions_),
-        Kokkos::View<double const*, memory_space>(weights_), options_.leaf_size);
+    tree_ = detail::build_seed_tree(space_, ConstPoints<memory_space>(positions_),
+                                    Kokkos::View<double const*, memory_space>(weights_),
+                                    options_.leaf_size);
   else if (reweight_tree_)
     detail::reweight_seed_tree(space_, tree_, Kokkos::View<double const*, memory_space>(weights_));
   tree_built_ = true;

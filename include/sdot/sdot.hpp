@@ -4,5 +4,6 @@
 /// The user initialises Kokkos (and MPI for distributed runs) before using it.
 
 #include <sdot/half_spaces.hpp>
+#include <sdot/points.hpp>
 #include <sdot/power_diagram.hpp>
 #include <sdot/version.hpp>

@@ -2,8 +2,11 @@
 /// @file
 /// sdot's version.
 
+/// Major version number.
 #define SDOT_VERSION_MAJOR 0
+/// Minor version number.
 #define SDOT_VERSION_MINOR 1
+/// Patch version number.
 #define SDOT_VERSION_PATCH 0
 
 namespace sdot {

@@ -19,10 +19,10 @@ namespace {
 
 /// This process's block of a uniform cloud of n seeds (weights U[0, 1/n]), the same cloud
 /// whatever the number of processes.
-void uniform_block(std::int64_t n, int rank, int size, Kokkos::View<double* [2]>& x,
+void uniform_block(std::int64_t n, int rank, int size, sdot::Points<>& x,
                    Kokkos::View<double*>& w) {
   std::int64_t const first = n * rank / size, last = n * (rank + 1) / size;
-  x = Kokkos::View<double* [2]>("bench::positions", last - first);
+  x = sdot::Points<>("bench::positions", last - first);
   w = Kokkos::View<double*>("bench::weights", last - first);
   auto xh = Kokkos::create_mirror_view(x);
   auto wh = Kokkos::create_mirror_view(w);
@@ -60,7 +60,7 @@ double slowest(double seconds) {
 void BM_SpreadOverProcesses(benchmark::State& state) {
   std::int64_t const n = state.range(0);
   auto ranks = loom::MpiRanks(MPI_COMM_WORLD, static_cast<int>(state.range(1)));
-  Kokkos::View<double* [2]> x;
+  sdot::Points<> x;
   Kokkos::View<double*> w;
   uniform_block(n, ranks.process_rank(), ranks.process_count(), x, w);
   double total = 0;
@@ -92,7 +92,7 @@ sdot_test::Cloud make_cloud(std::string const& kind, int n) {
     return sdot_test::clustered_cloud(n, 12345);
   if (kind != "uniform")
     return sdot_test::partial_cloud(kind, n, 12345);
-  Kokkos::View<double* [2]> x;
+  sdot::Points<> x;
   Kokkos::View<double*> w;
   uniform_block(n, 0, 1, x, w);
   auto xh = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), x);

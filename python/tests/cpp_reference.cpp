@@ -29,7 +29,7 @@ int main(int argc, char* argv[]) {
         std::vector<double> data(3 * n);
         bool const read = std::fread(data.data(), sizeof(double), data.size(), in) == data.size();
         std::fclose(in);
-        Kokkos::View<double* [2]> positions("positions", n);
+        sdot::Points<> positions("positions", n);
         Kokkos::View<double*> weights("weights", n);
         auto p = Kokkos::create_mirror_view(positions);
         auto w = Kokkos::create_mirror_view(weights);

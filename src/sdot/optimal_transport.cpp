@@ -7,10 +7,9 @@ namespace sdot {
 using Space = Kokkos::DefaultExecutionSpace;
 using Scalars = Kokkos::View<double const*, Space::memory_space>;
 
-template MeasureJacobian<Space>
-measure_jacobian(Space const&, loom::Ranks const&,
-                 Kokkos::View<double const* [2], Space::memory_space>,
-                 CellPolygons<Space::memory_space> const&);
+template MeasureJacobian<Space> measure_jacobian(Space const&, loom::Ranks const&,
+                                                 ConstPoints<Space::memory_space>,
+                                                 CellPolygons<Space::memory_space> const&);
 template OptimalTransportResult<Space::memory_space>
 solve_optimal_transport(OneProcessCells<Space>&, Scalars, Scalars, OptimalTransportOptions const&);
 template OptimalTransportResult<Space::memory_space>

@@ -4,6 +4,7 @@
 #include "apps/h5_files.hpp"
 
 #include <sdot/hdf5_io.hpp>
+#include <sdot/points.hpp>
 
 #include <gtest/gtest.h>
 #include <mpi.h>
@@ -457,7 +458,7 @@ TEST(Hdf5Agreed, OneFailingProcessMakesEveryProcessThrow) {
 
 TEST(Hdf5Copies, HostAndDevice) {
   auto const points = point_rows(5, 9);
-  using Device = Kokkos::View<double* [2], Kokkos::DefaultExecutionSpace::memory_space>;
+  using Device = sdot::Points<Kokkos::DefaultExecutionSpace::memory_space>;
   auto const device =
       sdot::hdf5::to_space<Device>(Kokkos::DefaultExecutionSpace(), points, "test::device_points");
   ASSERT_EQ(device.extent(0), 9u);

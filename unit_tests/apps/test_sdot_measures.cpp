@@ -226,7 +226,7 @@ TEST(SdotMeasures, RandomClouds) {
 TEST(SdotMeasures, RandomCloudIsTheSameWhateverTheSplit) {
   // What each process draws for its block, against the cloud drawn as a whole.
   std::int64_t const n = 1001;
-  using Points = Kokkos::View<double* [2], Kokkos::HostSpace>;
+  using Points = sdot::Points<Kokkos::HostSpace>;
   using Values = Kokkos::View<double*, Kokkos::HostSpace>;
   Kokkos::DefaultHostExecutionSpace const host;
   Points whole_x("whole_x", n);

@@ -126,8 +126,8 @@ inline Cloud displaced_cells_cloud(int n, unsigned seed) {
 }
 
 template <class MemorySpace = Kokkos::DefaultExecutionSpace::memory_space>
-Kokkos::View<double* [2], MemorySpace> positions_view(Cloud const& c) {
-  Kokkos::View<double* [2], MemorySpace> v("test::positions", c.x.size());
+sdot::Points<MemorySpace> positions_view(Cloud const& c) {
+  sdot::Points<MemorySpace> v("test::positions", c.x.size());
   auto h = Kokkos::create_mirror_view(v);
   for (std::size_t i = 0; i < c.x.size(); ++i) {
     h(i, 0) = c.x[i][0];

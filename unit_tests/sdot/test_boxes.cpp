@@ -345,9 +345,7 @@ TEST(Boxes, BisectionSplitsAtTheMedianOfCoordinateThenIndex) {
       auto const n = static_cast<int>(c.x.size());
       auto box = sdot::detail::bisect_into_boxes(
           Kokkos::DefaultExecutionSpace(), loom::BoxRanks(k),
-          Kokkos::View<double const* [2], Kokkos::DefaultExecutionSpace::memory_space>(
-              positions_view(c)),
-          0, n);
+          sdot::ConstPoints<Kokkos::DefaultExecutionSpace::memory_space>(positions_view(c)), 0, n);
       auto got = to_vector(box);
       std::vector<int> seeds(n), expected(n);
       std::iota(seeds.begin(), seeds.end(), 0);

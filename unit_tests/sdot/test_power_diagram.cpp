@@ -232,8 +232,8 @@ struct BlockCounts {
 BlockCounts block_counts(Cloud const& c) {
   using Space = Kokkos::DefaultExecutionSpace;
   auto const tree = sdot::detail::build_seed_tree<Space, Space::memory_space>(
-      Space(), Kokkos::View<double const* [2]>(positions_view(c)),
-      Kokkos::View<double const*>(weights_view(c)), 8);
+      Space(), sdot::ConstPoints<>(positions_view(c)), Kokkos::View<double const*>(weights_view(c)),
+      8);
   auto const blocks = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), tree.blocks);
   BlockCounts counts{static_cast<int>(blocks.extent(0)), 1 << tree.finest_block_level, 0};
   for (int b = 0; b < counts.blocks; ++b)

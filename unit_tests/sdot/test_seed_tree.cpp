@@ -85,7 +85,7 @@ namespace {
 /// The index of `cloud`: leaves of 8 seeds, finest blocks of about `block_size` seeds.
 sdot::detail::SeedTree<Memory> build_tree(Cloud const& cloud, int block_size) {
   return sdot::detail::build_seed_tree<Space, Memory>(
-      Space(), Kokkos::View<double const* [2], Memory>(sdot_test::positions_view(cloud)),
+      Space(), sdot::ConstPoints<Memory>(sdot_test::positions_view(cloud)),
       Kokkos::View<double const*, Memory>(sdot_test::weights_view(cloud)), 8, block_size);
 }
 

@@ -103,6 +103,22 @@ TEST(SpreadMpi, ClusteredCloud) {
   }
 }
 
+TEST(SpreadMpi, WholeCloudSpreadByLoom) {
+  // Every process holds the whole cloud; loom::spread_host keeps each process's even block in
+  // loom's row layout (LayoutRight), which the diagram takes in its own layout.
+  Cloud const c = clustered_cloud(400, 11);
+  auto ranks = loom::MpiRanks(MPI_COMM_WORLD, 2);
+  auto positions = positions_view<Kokkos::HostSpace>(c);
+  auto weights = weights_view<Kokkos::HostSpace>(c);
+  sdot::PowerDiagram pd(loom::spread_host(positions, ranks), loom::spread_host(weights, ranks),
+                        unit_square());
+  auto whole = loom::gather_to_host(pd.measures());
+  ASSERT_EQ(whole.extent(0), c.x.size());
+  auto const reference = brute_force(c.x, c.w, unit_square()).measures;
+  for (std::size_t i = 0; i < reference.size(); ++i)
+    EXPECT_NEAR(whole(i), reference[i], 1e-12) << "seed " << i;
+}
+
 TEST(SpreadMpi, BadSeedOnOneProcessIsReportedEverywhere) {
   int rank = 0, size = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);

@@ -18,7 +18,7 @@ SparseEntries jacobian_of(Cloud const& c, std::vector<sdot::HalfSpace> const& hs
                           sdot::PowerDiagramOptions options = {}) {
   auto positions = positions_view(c);
   sdot::PowerDiagram<> pd(positions, weights_view(c), hs, options);
-  auto jacobian = sdot::measure_jacobian(pd, Kokkos::View<double const* [2]>(positions));
+  auto jacobian = sdot::measure_jacobian(pd, sdot::ConstPoints<>(positions));
   EXPECT_EQ(jacobian.global.numRows(), static_cast<int>(c.x.size()));
   EXPECT_EQ(jacobian.global.numCols(), static_cast<int>(c.x.size()));
   return host_entries(jacobian.global);

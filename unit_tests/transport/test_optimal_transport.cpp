@@ -347,8 +347,7 @@ TEST(OptimalTransport, AggregationConjugateGradientMatchesADirectSolve) {
   }
 
   Space space;
-  auto const order =
-      sdot::detail::morton_order(space, Kokkos::View<double const* [2]>(positions_view(c)));
+  auto const order = sdot::detail::morton_order(space, sdot::ConstPoints<>(positions_view(c)));
   sdot::detail::AggregationOptions options;
   options.coarsest_size = 16;
   sdot::detail::AggregationMultigrid<Space> multigrid(space, jacobian.extended, jacobian.diagonal,

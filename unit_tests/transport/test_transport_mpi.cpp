@@ -95,15 +95,14 @@ std::vector<double> solve_laplacian(loom::Ranks const& ranks, int k, int begin, 
       xy.push_back(g % k);
       xy.push_back(g / k);
     }
-    Kokkos::View<double* [2]> positions("test::positions", end - begin);
+    sdot::Points<> positions("test::positions", end - begin);
     auto h = Kokkos::create_mirror_view(positions);
     for (int i = 0; i < end - begin; ++i) {
       h(i, 0) = xy[2 * i];
       h(i, 1) = xy[2 * i + 1];
     }
     Kokkos::deep_copy(positions, h);
-    auto const order =
-        sdot::detail::morton_order(space, Kokkos::View<double const* [2]>(positions));
+    auto const order = sdot::detail::morton_order(space, sdot::ConstPoints<>(positions));
     sdot::detail::AggregationOptions options;
     options.coarsest_size = 20;
     sdot::detail::AggregationMultigrid<Space> multigrid(space, matrix, view_of(diagonal), order,
@@ -192,8 +191,8 @@ TEST(TransportMpi, JacobianEqualsOneProcess) {
               std::vector<double>(c.w.begin() + cells.begin(),
                                   c.w.begin() + cells.begin() + cells.positions().extent(0))}));
     using Space = Kokkos::DefaultExecutionSpace;
-    auto jacobian = sdot::measure_jacobian(
-        Space{}, ranks, Kokkos::View<double const* [2]>(cells.positions()), cells.cell_polygons());
+    auto jacobian = sdot::measure_jacobian(Space{}, ranks, sdot::ConstPoints<>(cells.positions()),
+                                           cells.cell_polygons());
     EXPECT_EQ(jacobian.global.numCols(), static_cast<int>(c.x.size()));
     if (ranks.process_count() > 1)
       EXPECT_GT(jacobian.halo.size(), 0);
@@ -209,7 +208,7 @@ TEST(TransportMpi, JacobianEqualsOneProcess) {
     auto positions = positions_view(c);
     sdot::PowerDiagram<> pd(positions, weights_view(c), unit_square());
     auto const one =
-        host_entries(sdot::measure_jacobian(pd, Kokkos::View<double const* [2]>(positions)).global);
+        host_entries(sdot::measure_jacobian(pd, sdot::ConstPoints<>(positions)).global);
     ASSERT_EQ(got.size(), one.size());
     for (auto const& e : got) {
       auto it = one.find({e.i, e.j});

@@ -55,7 +55,7 @@ class ReplicatedCells {
 public:
   using execution_space = Kokkos::DefaultExecutionSpace;
   using memory_space = execution_space::memory_space;
-  using positions_type = Kokkos::View<double* [2], memory_space>;
+  using positions_type = sdot::Points<memory_space>;
   using scalars_type = Kokkos::View<double*, memory_space>;
 
   ReplicatedCells(loom::Ranks ranks, Cloud const& all, std::vector<sdot::HalfSpace> hs,
@@ -111,7 +111,7 @@ public:
     for (int i = begin_; i <= end_; ++i)
       h(i - begin_) = offsets(i) - first;
     Kokkos::deep_copy(mine.offsets, h);
-    mine.vertices = Kokkos::View<double* [2], memory_space>("test::vertices", last - first);
+    mine.vertices = sdot::Points<memory_space>("test::vertices", last - first);
     mine.edge_sources = Kokkos::View<int*, memory_space>("test::edge_sources", last - first);
     Kokkos::deep_copy(mine.vertices,
                       Kokkos::subview(all.vertices, std::make_pair(first, last), Kokkos::ALL));

@@ -10,6 +10,7 @@
 #include <loom/ranks.hpp>
 
 #include <sdot/detail/seed_tree.hpp>
+#include <sdot/points.hpp>
 
 #include <algorithm>
 #include <cstdint>
@@ -47,7 +48,7 @@ void sum_over_processes(loom::Ranks const& ranks, std::vector<T>& values) {
 template <class MemorySpace>
 struct InSelection {
   Kokkos::View<int*, MemorySpace> node_of;
-  Kokkos::View<double const* [2], MemorySpace> positions;
+  ConstPoints<MemorySpace> positions;
   Kokkos::View<int*, MemorySpace> axis;
   Kokkos::View<double**, Kokkos::LayoutRight, MemorySpace> extent; ///< lo, scale per node
   Kokkos::View<std::uint64_t**, Kokkos::LayoutRight, MemorySpace> selection;
@@ -84,8 +85,7 @@ struct BisectionNode {
 template <class ExecutionSpace, class MemorySpace>
 Kokkos::View<int*, MemorySpace>
 bisect_into_boxes(ExecutionSpace const& space, loom::Ranks const& ranks,
-                  Kokkos::View<double const* [2], MemorySpace> positions, std::int64_t first_gid,
-                  std::int64_t total) {
+                  ConstPoints<MemorySpace> positions, std::int64_t first_gid, std::int64_t total) {
   using Policy = Kokkos::RangePolicy<ExecutionSpace>;
   loom::compat::ScopedRegion region("sdot::bisect_into_boxes");
   int const n = static_cast<int>(positions.extent(0));

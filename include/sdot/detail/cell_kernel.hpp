@@ -5,6 +5,7 @@
 
 #include <sdot/detail/polygon.hpp>
 #include <sdot/detail/seed_tree.hpp>
+#include <sdot/points.hpp>
 
 namespace sdot::detail {
 
@@ -540,10 +541,9 @@ KOKKOS_INLINE_FUNCTION ClipResult clip_by_tree(Polygon& cell, CellSeed const& se
 /// Starts `cell` as the domain polygon, seen from the seed (the views by reference: no
 /// reference count to update per cell).
 template <class MemorySpace>
-KOKKOS_INLINE_FUNCTION void
-start_from_domain(Polygon& cell, double x, double y,
-                  Kokkos::View<double const* [2], MemorySpace> const& vertices,
-                  Kokkos::View<int const*, MemorySpace> const& labels) {
+KOKKOS_INLINE_FUNCTION void start_from_domain(Polygon& cell, double x, double y,
+                                              ConstPoints<MemorySpace> const& vertices,
+                                              Kokkos::View<int const*, MemorySpace> const& labels) {
   cell.size = 0;
   cell.max_radius2 = 0;
   int const n = static_cast<int>(vertices.extent(0));

@@ -6,6 +6,7 @@
 #include <sdot/detail/cell_kernel.hpp>
 #include <sdot/detail/polygon_storage.hpp>
 #include <sdot/detail/scan.hpp>
+#include <sdot/points.hpp>
 
 #include <stdexcept>
 #include <string>
@@ -14,12 +15,12 @@ namespace sdot::detail {
 
 template <class MemorySpace>
 struct CellOutputs {
-  Kokkos::View<double*, MemorySpace> measures;      ///< by input index
-  Kokkos::View<double* [2], MemorySpace> centroids; ///< by input index
-  Kokkos::View<int*, MemorySpace> vertex_counts;    ///< by input index
+  Kokkos::View<double*, MemorySpace> measures;   ///< by input index
+  Points<MemorySpace> centroids;                 ///< by input index
+  Kokkos::View<int*, MemorySpace> vertex_counts; ///< by input index
   // Optional polygon output (when offsets is allocated), by input index.
   Kokkos::View<int const*, MemorySpace> polygon_offsets;
-  Kokkos::View<double* [2], MemorySpace> polygon_vertices;
+  Points<MemorySpace> polygon_vertices;
   Kokkos::View<int*, MemorySpace> polygon_labels;
 };
 
@@ -32,7 +33,7 @@ allocate_cell_outputs(ExecutionSpace const& space, int n, std::string const& pre
   CellOutputs<MemorySpace> out;
   out.measures = Kokkos::View<double*, MemorySpace>(
       Kokkos::view_alloc(space, Kokkos::WithoutInitializing, prefix + "measures"), n);
-  out.centroids = Kokkos::View<double* [2], MemorySpace>(
+  out.centroids = Points<MemorySpace>(
       Kokkos::view_alloc(space, Kokkos::WithoutInitializing, prefix + "centroids"), n);
   out.vertex_counts = Kokkos::View<int*, MemorySpace>(
       Kokkos::view_alloc(space, Kokkos::WithoutInitializing, prefix + "vertex_counts"), n);
@@ -80,7 +81,7 @@ bool abandoned(ExecutionSpace const& space, AbandonBelow<MemorySpace> const& aba
 template <class MemorySpace>
 struct CellsFunctor {
   SeedTree<MemorySpace> tree;
-  Kokkos::View<double const* [2], MemorySpace> domain_vertices;
+  ConstPoints<MemorySpace> domain_vertices;
   Kokkos::View<int const*, MemorySpace> domain_labels;
   Kokkos::View<int const*, MemorySpace> items; ///< tree slots to build (empty: item = slot)
   CellOutputs<MemorySpace> out;
@@ -176,7 +177,7 @@ void rebuild_overflowed_cells(ExecutionSpace const& space, CellsFunctor<MemorySp
 /// With an active `abandon`, stops (report.abandoned) once a cell falls below its measure.
 template <class ExecutionSpace, class MemorySpace>
 CellsReport build_cells(ExecutionSpace const& space, SeedTree<MemorySpace> const& tree,
-                        Kokkos::View<double const* [2], MemorySpace> domain_vertices,
+                        ConstPoints<MemorySpace> domain_vertices,
                         Kokkos::View<int const*, MemorySpace> domain_labels, int capacity,
                         CellOutputs<MemorySpace> const& out,
                         AbandonBelow<MemorySpace> const& abandon = {}) {

@@ -11,6 +11,7 @@
 #include <sdot/detail/cells.hpp>
 #include <sdot/detail/polygon_storage.hpp>
 #include <sdot/detail/scan.hpp>
+#include <sdot/points.hpp>
 
 #include <Kokkos_Core.hpp>
 
@@ -26,7 +27,7 @@ inline constexpr int kept_slot_capacity = 16;
 template <class MemorySpace>
 struct SlotPolygons {
   int capacity = 0; ///< of a slot; 0: nothing kept (no kernel-local capacity for this domain)
-  Kokkos::View<double* [2], MemorySpace> vertices; ///< n × capacity rows
+  Points<MemorySpace> vertices; ///< n × capacity rows
   Kokkos::View<int*, MemorySpace> labels;
   /// Vertices of the cell of each tree slot in its slot, or -1 when it has no slot.
   Kokkos::View<int*, MemorySpace> counts;
@@ -78,7 +79,7 @@ allocate_slot_polygons(ExecutionSpace const& space, int n, int capacity) {
   SlotPolygons<MemorySpace> kept;
   kept.capacity = capacity;
   std::size_t const rows = std::size_t(n) * std::size_t(capacity);
-  kept.vertices = Kokkos::View<double* [2], MemorySpace>(
+  kept.vertices = Points<MemorySpace>(
       Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::kept::vertices"), rows);
   kept.labels = Kokkos::View<int*, MemorySpace>(
       Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::kept::labels"), rows);
@@ -104,7 +105,7 @@ void list_unslotted_cells(ExecutionSpace const& space, SeedTree<MemorySpace> con
 template <class ExecutionSpace, class MemorySpace>
 CellsReport
 build_cells_keeping_polygons(ExecutionSpace const& space, SeedTree<MemorySpace> const& tree,
-                             Kokkos::View<double const* [2], MemorySpace> domain_vertices,
+                             ConstPoints<MemorySpace> domain_vertices,
                              Kokkos::View<int const*, MemorySpace> domain_labels, int capacity,
                              CellOutputs<MemorySpace> const& out, SlotPolygons<MemorySpace>& kept,
                              AbandonBelow<MemorySpace> const& abandon = {}) {
@@ -146,12 +147,11 @@ build_cells_keeping_polygons(ExecutionSpace const& space, SeedTree<MemorySpace> 
 /// compacted, the cells that did not fit the first pass rebuilt (polygons only).
 template <class ExecutionSpace, class MemorySpace>
 void kept_cell_polygons(ExecutionSpace const& space, SeedTree<MemorySpace> const& tree,
-                        Kokkos::View<double const* [2], MemorySpace> domain_vertices,
+                        ConstPoints<MemorySpace> domain_vertices,
                         Kokkos::View<int const*, MemorySpace> domain_labels,
                         Kokkos::View<int*, MemorySpace> vertex_counts,
                         SlotPolygons<MemorySpace> const& kept,
-                        Kokkos::View<int*, MemorySpace>& offsets,
-                        Kokkos::View<double* [2], MemorySpace>& vertices,
+                        Kokkos::View<int*, MemorySpace>& offsets, Points<MemorySpace>& vertices,
                         Kokkos::View<int*, MemorySpace>& labels) {
   using Policy = Kokkos::RangePolicy<ExecutionSpace>;
   loom::compat::ScopedRegion region("sdot::kept_cell_polygons");
@@ -159,7 +159,7 @@ void kept_cell_polygons(ExecutionSpace const& space, SeedTree<MemorySpace> const
   offsets = Kokkos::View<int*, MemorySpace>(
       Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::polygons::offsets"), n + 1);
   int const total = exclusive_scan(space, "sdot::polygons::offsets", vertex_counts, offsets);
-  vertices = Kokkos::View<double* [2], MemorySpace>(
+  vertices = Points<MemorySpace>(
       Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::polygons::vertices"), total);
   labels = Kokkos::View<int*, MemorySpace>(
       Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::polygons::edge_sources"),

@@ -14,6 +14,7 @@
 
 #include <sdot/detail/point_bounds.hpp>
 #include <sdot/detail/radix_sort.hpp>
+#include <sdot/points.hpp>
 
 #include <algorithm>
 #include <cmath>
@@ -870,7 +871,7 @@ void reweight_seed_tree(ExecutionSpace const& space, SeedTree<MemorySpace>& tree
 /// `grid_occupancy`: seeds per grid cell aimed at.
 template <class ExecutionSpace, class MemorySpace>
 SeedTree<MemorySpace>
-build_seed_tree(ExecutionSpace const& space, Kokkos::View<double const* [2], MemorySpace> positions,
+build_seed_tree(ExecutionSpace const& space, ConstPoints<MemorySpace> positions,
                 Kokkos::View<double const*, MemorySpace> weights, int leaf_size,
                 int block_size = 256, double grid_occupancy = 1.5) {
   static_assert(Kokkos::SpaceAccessibility<ExecutionSpace, MemorySpace>::accessible,

@@ -19,6 +19,7 @@
 #include <sdot/detail/polygon_storage.hpp>
 #include <sdot/detail/radix_sort.hpp>
 #include <sdot/detail/scan.hpp>
+#include <sdot/points.hpp>
 
 #include <cmath>
 #include <map>
@@ -218,7 +219,7 @@ template <class MemorySpace>
 struct TravelStep {
   using Rows = Kokkos::View<double**, Kokkos::LayoutRight, MemorySpace>;
   Forest<MemorySpace> forest;
-  Kokkos::View<double const* [2], MemorySpace> domain_vertices;
+  ConstPoints<MemorySpace> domain_vertices;
   Kokkos::View<int const*, MemorySpace> domain_labels;
   Kokkos::View<RankTreeNode const*, MemorySpace> rank_tree; ///< every rank's box; root last
   int first_rank;                                           ///< global rank of local rank 0
@@ -530,10 +531,10 @@ struct SettleStep {
 template <class MemorySpace>
 struct DistributedOutputs {
   Kokkos::View<double*, MemorySpace> measures;
-  Kokkos::View<double* [2], MemorySpace> centroids;
+  Points<MemorySpace> centroids;
   // With polygons: cell i has vertices [polygon_offsets(i), polygon_offsets(i+1)).
   Kokkos::View<int*, MemorySpace> polygon_offsets;
-  Kokkos::View<double* [2], MemorySpace> polygon_vertices;
+  Points<MemorySpace> polygon_vertices;
   Kokkos::View<int*, MemorySpace> polygon_labels;
 };
 
@@ -546,9 +547,9 @@ public:
   using Rows = Kokkos::View<double**, Kokkos::LayoutRight, memory_space>;
 
   TravellingCells(ExecutionSpace const& space, loom::Ranks ranks,
-                  Kokkos::View<double const* [2], memory_space> positions,
+                  ConstPoints<memory_space> positions,
                   Kokkos::View<double const*, memory_space> weights,
-                  Kokkos::View<double const* [2], memory_space> domain_vertices,
+                  ConstPoints<memory_space> domain_vertices,
                   Kokkos::View<int const*, memory_space> domain_labels, int leaf_size,
                   int msg_capacity, int inbox_capacity)
       : space_(space), ranks_(std::move(ranks)), positions_(positions), weights_(weights),
@@ -642,7 +643,7 @@ public:
       // The cells that leave a box of m uniform seeds at round 0 (about 5 √m: those along its
       // sides), with room to spare: the decision pass keeps them for packing.
       kept_slots_ += std::min(count, 64 + 8 * static_cast<int>(std::ceil(std::sqrt(count))));
-      Kokkos::View<double* [2], memory_space> p(
+      Points<memory_space> p(
           Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::travel::box_positions"),
           count);
       Kokkos::View<double*, memory_space> w(
@@ -655,7 +656,7 @@ public:
             p(i, 1) = r(begin + i, 1);
             w(i) = r(begin + i, 2);
           });
-      trees[l] = build_seed_tree(space_, Kokkos::View<double const* [2], memory_space>(p),
+      trees[l] = build_seed_tree(space_, ConstPoints<memory_space>(p),
                                  Kokkos::View<double const*, memory_space>(w), leaf_size_);
       // The tree's index is a position in the rank's rows: make it the global index.
       gids[l] = Kokkos::View<int*, memory_space>(
@@ -790,8 +791,9 @@ public:
                      Kokkos::View<int const*, memory_space>& answer_first) {
     int const items = static_cast<int>(inbox.extent(0));
     auto list = items_where(
-        space_, "sdot::travel::answers", items,
-        KOKKOS_LAMBDA(int i) { return inbox(i, MessageLayout::kind) == message_answer; });
+        space_, "sdot::travel::answers", items, KOKKOS_LAMBDA(int i) {
+          return static_cast<int>(inbox(i, MessageLayout::kind)) == message_answer;
+        });
     int const count = static_cast<int>(list.extent(0));
     auto keys = per_item<std::uint32_t>("sdot::travel::answer_keys", count);
     Kokkos::parallel_for(
@@ -1078,8 +1080,7 @@ public:
     DistributedOutputs<memory_space> out;
     out.measures =
         Kokkos::View<double*, memory_space>(Kokkos::view_alloc(space_, "sdot::measures"), n);
-    out.centroids =
-        Kokkos::View<double* [2], memory_space>(Kokkos::view_alloc(space_, "sdot::centroids"), n);
+    out.centroids = Points<memory_space>(Kokkos::view_alloc(space_, "sdot::centroids"), n);
     if (with_polygons_)
       out.polygon_offsets = Kokkos::View<int*, memory_space>(
           Kokkos::view_alloc(space_, "sdot::polygons::offsets"), n + 1);
@@ -1097,7 +1098,7 @@ public:
     auto offsets = out.polygon_offsets;
     int const total = exclusive_scan(space_, "sdot::travel::polygon_offsets",
                                      Kokkos::subview(offsets, Kokkos::make_pair(0, n)), offsets);
-    out.polygon_vertices = Kokkos::View<double* [2], memory_space>(
+    out.polygon_vertices = Points<memory_space>(
         Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::polygons::vertices"), total);
     out.polygon_labels = Kokkos::View<int*, memory_space>(
         Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::polygons::edge_sources"),
@@ -1140,9 +1141,9 @@ public:
 private:
   ExecutionSpace space_;
   loom::Ranks ranks_;
-  Kokkos::View<double const* [2], memory_space> positions_;
+  ConstPoints<memory_space> positions_;
   Kokkos::View<double const*, memory_space> weights_;
-  Kokkos::View<double const* [2], memory_space> domain_vertices_;
+  ConstPoints<memory_space> domain_vertices_;
   Kokkos::View<int const*, memory_space> domain_labels_;
   int leaf_size_;
   loom::Capacity msg_capacity_, inbox_capacity_;

@@ -16,6 +16,7 @@
 #include <sdot/detail/kept_polygons.hpp>
 #include <sdot/detail/scan.hpp>
 #include <sdot/detail/validate.hpp>
+#include <sdot/points.hpp>
 
 #include <Kokkos_Core.hpp>
 
@@ -212,14 +213,12 @@ struct WarmReport {
 /// of this file), into `out` and the slots `kept` (allocated here). `domain_area` and
 /// `domain_length` (the diagonal of its bounding box) for the certification.
 template <class ExecutionSpace, class MemorySpace>
-WarmReport
-build_cells_from_neighbours(ExecutionSpace const& space, SeedTree<MemorySpace> const& tree,
-                            Kokkos::View<double const* [2], MemorySpace> domain_vertices,
-                            Kokkos::View<int const*, MemorySpace> domain_labels, int capacity,
-                            CellOutputs<MemorySpace> const& out, SlotPolygons<MemorySpace>& kept,
-                            NeighbourGraph<MemorySpace> const& graph,
-                            Kokkos::View<int const*, MemorySpace> slot_of, double domain_area,
-                            double domain_length, AbandonBelow<MemorySpace> const& abandon = {}) {
+WarmReport build_cells_from_neighbours(
+    ExecutionSpace const& space, SeedTree<MemorySpace> const& tree,
+    ConstPoints<MemorySpace> domain_vertices, Kokkos::View<int const*, MemorySpace> domain_labels,
+    int capacity, CellOutputs<MemorySpace> const& out, SlotPolygons<MemorySpace>& kept,
+    NeighbourGraph<MemorySpace> const& graph, Kokkos::View<int const*, MemorySpace> slot_of,
+    double domain_area, double domain_length, AbandonBelow<MemorySpace> const& abandon = {}) {
   using Policy = Kokkos::RangePolicy<ExecutionSpace>;
   loom::compat::ScopedRegion region("sdot::build_cells_from_neighbours");
   int const n = tree.size;
