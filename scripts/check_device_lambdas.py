@@ -251,24 +251,25 @@ def main():
                  for p in options.files]
     else:
         units = list(known.items())
-    checker = Checker(options.source_dir)
+    source_dir = os.path.realpath(options.source_dir)
+    findings, checked = set(), set()
     with multiprocessing.Pool(min(len(units), os.cpu_count() or 1)) as pool:
-        for findings, checked, error in pool.imap_unordered(
-                functools.partial(check_unit, checker.source_dir), units):
+        for unit_findings, unit_checked, error in pool.imap_unordered(
+                functools.partial(check_unit, source_dir), units):
             if error:
                 sys.exit(error)
-            checker.findings |= findings
-            checker.checked |= checked
-    for path, line, rule, why in sorted(checker.findings):
+            findings |= unit_findings
+            checked |= unit_checked
+    for path, line, rule, why in sorted(findings):
         print(f"{path}:{line}: {rule}: {why}")
-    print(f"check_device_lambdas.py: {len(units)} translation units, {len(checker.checked)} device "
-          f"lambdas, {len(checker.findings)} that nvcc would refuse", file=sys.stderr)
-    if not checker.checked:
+    print(f"check_device_lambdas.py: {len(units)} translation units, {len(checked)} device "
+          f"lambdas, {len(findings)} that nvcc would refuse", file=sys.stderr)
+    if not checked:
         print("check_device_lambdas.py: no KOKKOS_LAMBDA found: nothing was checked", file=sys.stderr)
         return 1
     if options.expect_annotations:
-        found = {(os.path.realpath(os.path.join(checker.source_dir, p)), line): rule
-                 for p, line, rule, _ in checker.findings}
+        found = {(os.path.realpath(os.path.join(source_dir, p)), line): rule
+                 for p, line, rule, _ in findings}
         expected = {(path, line): rule for path, _ in units
                     for line, rule in annotations(path).items()}
         wrong = sorted(set(found.items()) ^ set(expected.items()))
@@ -276,8 +277,7 @@ def main():
             side = "expected" if expected.get((path, line)) == rule else "found"
             print(f"{path}:{line}: {side} only: {rule}")
         return 1 if wrong else 0
-    return 1 if checker.findings else 0
-
+    return 1 if findings else 0
 
 if __name__ == "__main__":
     sys.exit(main())
