@@ -16,6 +16,10 @@
 #include <string>
 #include <vector>
 
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
+
 namespace sdot::apps {
 
 /// A mistake on the command line (unknown option, missing or bad value): the same on every
@@ -79,6 +83,19 @@ inline double parse_real(std::string const& text, std::string const& option) {
   return value;
 }
 
+/// Keeps the memory of freed buffers for the next ones: a computation allocates and releases
+/// buffers of tens of megabytes phase after phase, and with glibc's defaults each is a fresh
+/// mapping whose pages the kernel zeroes on first touch (sdot-measures, 1e6 seeds on 2
+/// processes: 59 000 page faults per process instead of 36 000). The programs run one
+/// computation and exit, so keeping the memory costs nothing; the library leaves this choice
+/// to the programs that link it.
+inline void keep_freed_memory() {
+#if defined(__GLIBC__)
+  mallopt(M_MMAP_THRESHOLD, 32 << 20); // glibc's largest: blocks up to 32 MiB from the heap
+  mallopt(M_TRIM_THRESHOLD, INT_MAX);  // never give the heap's top back
+#endif
+}
+
 /// main() of an MPI command-line program. Initialises MPI, prints `usage` (process 0) when
 /// the arguments hold --help or -h, else initialises Kokkos (which takes its --kokkos-*
 /// arguments) and returns `body(arguments)`.
@@ -89,6 +106,7 @@ inline double parse_real(std::string const& text, std::string const& option) {
 /// one process failed alone: it reports it and aborts the job (status 1 everywhere).
 template <class Body>
 int command_main(int argc, char* argv[], char const* name, char const* usage, Body&& body) {
+  keep_freed_memory();
   MPI_Init(&argc, &argv);
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);

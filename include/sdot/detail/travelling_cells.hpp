@@ -163,7 +163,6 @@ enum : int {
   result_area,
   result_cx,
   result_cy,
-  result_rank,
   result_cols,
   result_nb_vertices = result_cols,
   result_first_vertex
@@ -172,12 +171,11 @@ enum : int {
 /// Writes the result row of a finished cell (emptied or not).
 template <class Rows>
 KOKKOS_INLINE_FUNCTION void write_result(Rows const& results, int row, CellSeed const& seed,
-                                         Polygon const& cell, bool emptied, int rank) {
+                                         Polygon const& cell, bool emptied) {
   double area = 0, mx = 0, my = 0;
   if (!emptied)
     cell.integrals(area, mx, my);
   results(row, result_gid) = seed.index;
-  results(row, result_rank) = rank;
   results(row, result_area) = area;
   results(row, result_cx) = area > 0 ? seed.x + mx / area : seed.x;
   results(row, result_cy) = area > 0 ? seed.y + my / area : seed.y;
@@ -385,7 +383,7 @@ struct TravelStep {
         emptied ? 0 : count_cutting_ranks(cell, seed, rank, visited, kind == 0 ? 0 : 1 << 30);
     if (cutting == 0) {
       action(item) = action_finished;
-      write_result(results, item, seed, cell, emptied, rank);
+      write_result(results, item, seed, cell, emptied);
       return;
     }
     action(item) = kind == 0 ? action_travel : action_probe;
@@ -522,8 +520,7 @@ struct SettleStep {
       overflowed(p) = 1;
       return;
     }
-    write_result(results, p, seed, cell, result == ClipResult::emptied,
-                 static_cast<int>(pending(p, MessageLayout::from)));
+    write_result(results, p, seed, cell, result == ClipResult::emptied);
   }
 };
 
