@@ -1,5 +1,6 @@
-// The Python extension behind the `sdot` and `loom` packages: NumPy arrays in, NumPy arrays
-// out, over the C++ library compiled for Kokkos' default execution space.
+// The Python extension behind the `sdot` and `loom` packages: NumPy arrays (or CPU tensors)
+// in, NumPy arrays (or tensors) out, over the C++ library compiled for Kokkos' default
+// execution space.
 //
 // Lifetime: Kokkos is initialised on import (unless the process already did it, in which case
 // it is left to that code) and finalised at exit. Every object that holds Kokkos Views is
@@ -165,6 +166,21 @@ py::array_t<double> to_numpy(View const& view) {
   }
 }
 
+/// Whether `obj` is a torch.Tensor (without importing torch: a tensor exists only once torch
+/// is imported).
+bool is_tensor(py::handle obj) {
+  py::dict const modules = py::module_::import("sys").attr("modules");
+  return modules.contains("torch") && py::isinstance(obj, modules["torch"].attr("Tensor"));
+}
+
+/// A result: the NumPy array itself, or with `tensors` (the input was a tensor) a CPU tensor
+/// sharing its memory.
+py::object as_output(py::array array, bool tensors) {
+  if (!tensors)
+    return std::move(array);
+  return py::module_::import("torch").attr("from_numpy")(array);
+}
+
 std::vector<sdot::HalfSpace> half_spaces_from(py::handle obj) {
   if (py::isinstance<py::list>(obj) || py::isinstance<py::tuple>(obj)) {
     std::vector<sdot::HalfSpace> out;
@@ -199,22 +215,87 @@ std::array<double, 2> pair_from(py::handle obj, char const* what) {
 
 // ---- loom ---------------------------------------------------------------------------------------
 
-/// loom.MpiRanks / loom.BoxRanks.
+/// loom.MpiRanks / loom.TorchRanks / loom.BoxRanks.
 struct PyRanks {
   loom::Ranks ranks;
+};
+
+/// A process group whose collectives are the methods of a Python object (loom's
+/// `_TorchCollectives`, over torch.distributed): `rank()`, `size()`, `allgatherv(send, recv,
+/// counts)`, `alltoallv(send, send_counts, recv, recv_counts)` and `barrier()`, with buffers
+/// as memoryviews of bytes and counts in bytes per process.
+class PythonProcessGroup final : public loom::ProcessGroup {
+public:
+  explicit PythonProcessGroup(py::object collectives)
+      : collectives_(std::move(collectives)), rank_(collectives_.attr("rank")().cast<int>()),
+        size_(collectives_.attr("size")().cast<int>()) {}
+  PythonProcessGroup(PythonProcessGroup const&) = delete;
+  PythonProcessGroup& operator=(PythonProcessGroup const&) = delete;
+  ~PythonProcessGroup() override {
+    if (Py_IsInitialized()) {
+      py::gil_scoped_acquire gil;
+      collectives_ = py::object();
+    } else {
+      collectives_.release(); // the interpreter is gone: nothing to decrement
+    }
+  }
+  int rank() const override { return rank_; }
+  int size() const override { return size_; }
+  void allgatherv(void const* send, void* recv, std::vector<std::int64_t> const& counts,
+                  std::size_t elem_bytes) const override {
+    py::gil_scoped_acquire gil;
+    auto const bytes = in_bytes(counts, elem_bytes);
+    collectives_.attr("allgatherv")(view(send, bytes[rank_]), view(recv, total(bytes)), bytes);
+  }
+  void alltoallv(void const* send, std::vector<std::int64_t> const& send_counts, void* recv,
+                 std::vector<std::int64_t> const& recv_counts,
+                 std::size_t elem_bytes) const override {
+    py::gil_scoped_acquire gil;
+    auto const send_bytes = in_bytes(send_counts, elem_bytes);
+    auto const recv_bytes = in_bytes(recv_counts, elem_bytes);
+    collectives_.attr("alltoallv")(view(send, total(send_bytes)), send_bytes,
+                                   view(recv, total(recv_bytes)), recv_bytes);
+  }
+  void barrier() const override {
+    py::gil_scoped_acquire gil;
+    collectives_.attr("barrier")();
+  }
+
+private:
+  static std::vector<std::int64_t> in_bytes(std::vector<std::int64_t> counts, std::size_t elem) {
+    for (auto& c : counts)
+      c *= static_cast<std::int64_t>(elem);
+    return counts;
+  }
+  static std::int64_t total(std::vector<std::int64_t> const& v) {
+    std::int64_t t = 0;
+    for (auto c : v)
+      t += c;
+    return t;
+  }
+  /// `bytes` bytes at `data` (read-only for a send buffer), as a memoryview.
+  template <class Data>
+  static py::memoryview view(Data* data, std::int64_t bytes) {
+    static char empty = 0; // a valid address for empty buffers
+    void* const at = bytes > 0 ? const_cast<void*>(static_cast<void const*>(data)) : &empty;
+    return py::memoryview::from_memory(at, static_cast<py::ssize_t>(bytes), std::is_const_v<Data>);
+  }
+  py::object collectives_;
+  int rank_ = 0, size_ = 1;
 };
 
 /// A spread array: this process's block, over some ranks (inputs: positions or weights;
 /// results: measures, centroids).
 struct PySpread {
   Held<std::variant<SpreadPoints, SpreadScalars>> spread;
+  bool tensors = false; ///< given or computed from tensors: results are tensors
 
   template <class F>
   decltype(auto) visit(F&& f) const {
     return std::visit(std::forward<F>(f), spread.get());
   }
-  py::array_t<double> value() const {
-    return visit([](auto const& s) { return to_numpy(s.value()); });
+  py::object value() const {
+    return as_output(visit([](auto const& s) { return to_numpy(s.value()); }), tensors);
   }
   loom::Ranks ranks() const {
     return visit([](auto const& s) { return s.ranks(); });
@@ -224,14 +305,17 @@ struct PySpread {
 /// `spread` as a loom.Spread: its View as the module's type of its rank (the same View, or for
 /// points of another layout a copy in sdot::Points' layout).
 template <class View>
-PySpread as_python(loom::Spread<View> const& spread) {
+PySpread as_python(loom::Spread<View> const& spread, bool tensors) {
   if constexpr (View::rank == 1)
     return PySpread{Held<std::variant<SpreadPoints, SpreadScalars>>(
-        SpreadScalars(spread.value(), spread.offsets(), spread.ranks()))};
+                        SpreadScalars(spread.value(), spread.offsets(), spread.ranks())),
+                    tensors};
   else
-    return PySpread{Held<std::variant<SpreadPoints, SpreadScalars>>(SpreadPoints(
-        sdot::detail::in_points_layout(Space(), spread.value(), "sdot::python::points"),
-        spread.offsets(), spread.ranks()))};
+    return PySpread{
+        Held<std::variant<SpreadPoints, SpreadScalars>>(SpreadPoints(
+            sdot::detail::in_points_layout(Space(), spread.value(), "sdot::python::points"),
+            spread.offsets(), spread.ranks())),
+        tensors};
 }
 
 /// The block of `obj`, a loom.Spread of the alternative `Spread` (SpreadPoints, SpreadScalars);
@@ -266,15 +350,23 @@ auto reduction(F f) {
 PySpread spread_block(py::handle block, PyRanks const& ranks) {
   py::array array = py::module_::import("numpy").attr("asarray")(block);
   if (array.ndim() == 2)
-    return as_python(loom::spread(points_from(array, "positions"), ranks.ranks));
-  return as_python(loom::spread(scalars_from(array, "weights"), ranks.ranks));
+    return as_python(loom::spread(points_from(array, "positions"), ranks.ranks), is_tensor(block));
+  return as_python(loom::spread(scalars_from(array, "weights"), ranks.ranks), is_tensor(block));
 }
 
 PySpread spread_whole(py::handle whole, PyRanks const& ranks) {
   py::array array = py::module_::import("numpy").attr("asarray")(whole);
+  bool const tensors = is_tensor(whole);
   if (array.ndim() == 2)
-    return as_python(loom::spread_host(points_from(array, "positions"), ranks.ranks));
-  return as_python(loom::spread_host(scalars_from(array, "weights"), ranks.ranks));
+    return as_python(loom::spread_host(points_from(array, "positions"), ranks.ranks), tensors);
+  return as_python(loom::spread_host(scalars_from(array, "weights"), ranks.ranks), tensors);
+}
+
+/// Whether results computed from `positions` (an array, a tensor or a loom.Spread) are tensors.
+bool tensors_from(py::handle positions) {
+  if (py::isinstance<PySpread>(positions))
+    return positions.cast<PySpread const&>().tensors;
+  return is_tensor(positions);
 }
 
 // ---- sdot ---------------------------------------------------------------------------------------
@@ -285,6 +377,7 @@ using SpreadDiagram = sdot::PowerDiagram<Space, sdot::SpreadInput>;
 /// sdot.PowerDiagram: whole input (NumPy arrays) or spread input (loom.spread blocks).
 struct PyPowerDiagram {
   Held<std::variant<WholeDiagram, SpreadDiagram>> diagram;
+  bool tensors = false; ///< the positions were a tensor: results are tensors
 
   py::object measures() {
     return result([](auto& d) { return d.measures(); });
@@ -299,9 +392,9 @@ struct PyPowerDiagram {
         [&](auto& d) -> py::object {
           auto r = get(d);
           if constexpr (std::decay_t<decltype(d)>::is_spread)
-            return py::cast(as_python(r));
+            return py::cast(as_python(r, tensors));
           else
-            return to_numpy(r);
+            return as_output(to_numpy(r), tensors);
         },
         diagram.get());
   }
@@ -320,7 +413,7 @@ struct PyPowerDiagram {
         c(k, 0) = vertices(begin + k, 0);
         c(k, 1) = vertices(begin + k, 1);
       }
-      out.append(cell);
+      out.append(as_output(cell, tensors));
     }
     return out;
   }
@@ -339,11 +432,13 @@ PyPowerDiagram make_power_diagram(py::object positions, py::object weights, py::
   if (!spread_positions) {
     WholeDiagram d(points_from(positions, "positions"), scalars_from(weights, "weights"), domain,
                    options);
-    return PyPowerDiagram{Held<std::variant<WholeDiagram, SpreadDiagram>>(std::move(d))};
+    return PyPowerDiagram{Held<std::variant<WholeDiagram, SpreadDiagram>>(std::move(d)),
+                          tensors_from(positions)};
   }
   SpreadDiagram d(spread_input<SpreadPoints>(positions, "positions"),
                   spread_input<SpreadScalars>(weights, "weights"), domain, options);
-  return PyPowerDiagram{Held<std::variant<WholeDiagram, SpreadDiagram>>(std::move(d))};
+  return PyPowerDiagram{Held<std::variant<WholeDiagram, SpreadDiagram>>(std::move(d)),
+                        tensors_from(positions)};
 }
 
 /// The transport problem of seeds spread over processes.
@@ -355,15 +450,16 @@ struct SpreadTransport {
 
 /// A View of this process's block as a loom.Spread over `ranks` (the whole block on its first
 /// local rank, as the diagram's results).
-PySpread spread_result(Scalars const& block, loom::Ranks const& ranks) {
+PySpread spread_result(Scalars const& block, loom::Ranks const& ranks, bool tensors) {
   std::vector<std::int64_t> counts(ranks.local_count(), 0);
   counts[0] = static_cast<std::int64_t>(block.extent(0));
-  return as_python(loom::spread(block, ranks, counts));
+  return as_python(loom::spread(block, ranks, counts), tensors);
 }
 
 /// sdot.OptimalTransport: whole input (one process, nb_boxes boxes) or spread input.
 struct PyOptimalTransport {
   Held<std::variant<sdot::OptimalTransport<Space>, SpreadTransport>> transport;
+  bool tensors = false; ///< the positions were a tensor: results are tensors
 
   py::dict solve(py::object initial_weights) {
     py::dict out;
@@ -379,8 +475,8 @@ struct PyOptimalTransport {
       auto result = initial_weights.is_none()
                         ? ot->solve()
                         : ot->solve(scalars_from(initial_weights, "initial_weights"));
-      out["weights"] = to_numpy(result.weights);
-      out["measures"] = to_numpy(result.measures);
+      out["weights"] = as_output(to_numpy(result.weights), tensors);
+      out["measures"] = as_output(to_numpy(result.measures), tensors);
       statistics(result.statistics);
       return out;
     }
@@ -391,8 +487,8 @@ struct PyOptimalTransport {
     auto result = sdot::solve_optimal_transport(
         spread.cells, Kokkos::View<double const*, MemorySpace>(spread.targets),
         Kokkos::View<double const*, MemorySpace>(initial), spread.options);
-    out["weights"] = spread_result(result.weights, spread.cells.ranks());
-    out["measures"] = spread_result(result.measures, spread.cells.ranks());
+    out["weights"] = spread_result(result.weights, spread.cells.ranks(), tensors);
+    out["measures"] = spread_result(result.measures, spread.cells.ranks(), tensors);
     statistics(result.statistics);
     return out;
   }
@@ -410,9 +506,11 @@ PyOptimalTransport make_optimal_transport(py::object positions, py::object masse
     throw py::type_error("sdot.OptimalTransport: positions and masses must both be spread "
                          "(loom.spread) or both be whole arrays");
   if (!spread_positions)
-    return PyOptimalTransport{Held<Transport>(sdot::OptimalTransport<Space>(
-        points_from(positions, "positions"), scalars_from(masses, "masses"),
-        half_spaces_from(boundaries), options, transport_options))};
+    return PyOptimalTransport{
+        Held<Transport>(sdot::OptimalTransport<Space>(
+            points_from(positions, "positions"), scalars_from(masses, "masses"),
+            half_spaces_from(boundaries), options, transport_options)),
+        tensors_from(positions)};
   auto const& points = spread_input<SpreadPoints>(positions, "positions");
   auto const targets = spread_input<SpreadScalars>(masses, "masses").value();
   if (nb_boxes != 1 && nb_boxes != points.ranks().local_count())
@@ -422,7 +520,8 @@ PyOptimalTransport make_optimal_transport(py::object positions, py::object masse
   sdot::detail::validate_target_masses(Space{}, cells.ranks(), points.value().extent(0), targets,
                                        cells.domain_area());
   return PyOptimalTransport{
-      Held<Transport>(SpreadTransport{std::move(cells), targets, transport_options})};
+      Held<Transport>(SpreadTransport{std::move(cells), targets, transport_options}),
+      tensors_from(positions)};
 }
 
 } // namespace
@@ -457,6 +556,13 @@ PYBIND11_MODULE(_sdot_loom, m) {
       },
       py::arg("fortran_comm"), py::arg("boxes_per_process") = 1);
   m.def(
+      "process_group_ranks",
+      [](py::object collectives, int boxes_per_process) {
+        return PyRanks{loom::ProcessGroupRanks(
+            std::make_shared<PythonProcessGroup>(std::move(collectives)), boxes_per_process)};
+      },
+      py::arg("collectives"), py::arg("boxes_per_process") = 1);
+  m.def(
       "box_ranks", [](int count) { return PyRanks{loom::BoxRanks(count)}; }, py::arg("count"));
 
   py::class_<PySpread>(m, "Spread")
@@ -469,8 +575,10 @@ PYBIND11_MODULE(_sdot_loom, m) {
   m.def("spread", &spread_block, py::arg("block"), py::arg("ranks"));
   m.def("spread_host", &spread_whole, py::arg("whole"), py::arg("ranks"));
   m.def("gather_to_host", [](PySpread const& s) {
-    return collective(
-        [&] { return s.visit([](auto const& x) { return to_numpy(loom::gather_to_host(x)); }); });
+    return collective([&] {
+      return as_output(s.visit([](auto const& x) { return to_numpy(loom::gather_to_host(x)); }),
+                       s.tensors);
+    });
   });
 
   // sdot

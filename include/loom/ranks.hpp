@@ -19,19 +19,46 @@
 
 namespace loom {
 
-namespace detail {
-/// Owner of a duplicated communicator (freed only while MPI is not finalized).
-struct Communicator;
-} // namespace detail
+/// The processes a Ranks spans and the byte-level collectives between them: an MPI
+/// communicator (MpiRanks), or any other runtime's process group (for example
+/// torch.distributed, through the Python module), given to ProcessGroupRanks.
+///
+/// Every call is collective over the group's processes, made by all of them in the same
+/// order. Counts are in elements of `elem_bytes` bytes; buffers are host memory, one part per
+/// process, contiguous in process order. A failure throws on the process that sees it.
+class ProcessGroup {
+public:
+  virtual ~ProcessGroup() = default;
+  /// This process's rank in the group, in [0, size()).
+  virtual int rank() const = 0;
+  /// Number of processes.
+  virtual int size() const = 0;
+  /// Every process receives the parts of all, in process order: `counts[p]` elements from
+  /// process p (`counts` is the same on every process; this process sends `counts[rank()]`).
+  virtual void allgatherv(void const* send, void* recv, std::vector<std::int64_t> const& counts,
+                          std::size_t elem_bytes) const = 0;
+  /// `send_counts[q]` elements go to process q, `recv_counts[p]` come from process p.
+  virtual void alltoallv(void const* send, std::vector<std::int64_t> const& send_counts, void* recv,
+                         std::vector<std::int64_t> const& recv_counts,
+                         std::size_t elem_bytes) const = 0;
+  /// Returns once every process has called it.
+  virtual void barrier() const = 0;
+  /// Ends every process of the group, after a failure that some processes cannot see (they
+  /// would wait forever in the next collective). The default ends this process only.
+  [[noreturn]] virtual void abort() const;
+  /// The MPI communicator of the group, or MPI_COMM_NULL when it is not an MPI one (parallel
+  /// HDF5 needs one).
+  virtual MPI_Comm comm() const { return MPI_COMM_NULL; }
+};
 
 /// The ranks of a distributed computation.
 ///
 /// There are `size()` ranks in all, numbered 0 .. size()-1. Each process holds
 /// `local_count()` consecutive ranks, `first_local()` .. `first_local() + local_count() - 1`:
-/// one under `MpiRanks(comm)`, K under `BoxRanks(K)` (one process, no MPI) and K per process
-/// under `MpiRanks(comm, K)`. The data of the local ranks of a process are stored together
-/// (concatenated with offsets, or with a leading [local_count] dimension) so that one kernel
-/// launch processes every local rank.
+/// one under `MpiRanks(comm)` or `ProcessGroupRanks(group)`, K under `BoxRanks(K)` (one
+/// process, no MPI) and K per process under `MpiRanks(comm, K)`. The data of the local ranks of a
+/// process are stored together (concatenated with offsets, or with a leading [local_count]
+/// dimension) so that one kernel launch processes every local rank.
 ///
 /// Ranks is a cheap copyable handle. Every member documented as *collective* must be called
 /// by every process of the communicator, in the same order.
@@ -53,10 +80,13 @@ public:
   int process_rank() const { return process_rank_; }
   /// Number of processes (1 without MPI).
   int process_count() const { return process_count_; }
-  /// True for MpiRanks (even with one process), false for BoxRanks.
-  bool uses_mpi() const { return static_cast<bool>(comm_); }
-  /// The (duplicated) communicator, MPI_COMM_NULL for BoxRanks.
+  /// True for MpiRanks (even with one process), false for BoxRanks and for process groups
+  /// that are not MPI communicators.
+  bool uses_mpi() const { return comm() != MPI_COMM_NULL; }
+  /// The (duplicated) communicator, MPI_COMM_NULL for BoxRanks and non-MPI process groups.
   MPI_Comm comm() const;
+  /// The process group, null for BoxRanks.
+  std::shared_ptr<ProcessGroup const> const& group() const { return group_; }
 
   /// Collective: every process throws the same loom::Error (collective()) when `local_ok` is
   /// false on any process; the message is the one of the lowest failing process, prefixed by
@@ -153,11 +183,10 @@ public:
   void alltoallv_bytes(void const* send, std::vector<std::int64_t> const& send_counts, void* recv,
                        std::vector<std::int64_t> const& recv_counts, std::size_t elem_bytes) const;
 
-  /// Internal: builds Ranks (use MpiRanks / BoxRanks).
-  Ranks(std::shared_ptr<detail::Communicator> comm, int process_rank, int process_count,
-        int local_count)
-      : comm_(std::move(comm)), process_rank_(process_rank), process_count_(process_count),
-        local_count_(local_count) {}
+  /// Internal: builds Ranks (use MpiRanks, ProcessGroupRanks or BoxRanks).
+  Ranks(std::shared_ptr<ProcessGroup const> group, int local_count)
+      : group_(std::move(group)), process_rank_(group_ ? group_->rank() : 0),
+        process_count_(group_ ? group_->size() : 1), local_count_(local_count) {}
 
 private:
   /// The values of all the ranks, combined by `op` in global rank order.
@@ -169,10 +198,10 @@ private:
       s = op(s, all[i]);
     return s;
   }
-  /// One process (or no communicator): a collective is a copy of `bytes` bytes, done here.
+  /// One process (or no group): a collective is a copy of `bytes` bytes, done here.
   /// Returns whether it was.
   bool copy_if_alone(void const* send, void* recv, std::size_t bytes) const;
-  std::shared_ptr<detail::Communicator> comm_;
+  std::shared_ptr<ProcessGroup const> group_;
   int process_rank_ = 0;
   int process_count_ = 1;
   int local_count_ = 1;
@@ -182,6 +211,10 @@ private:
 /// the Ranks, unless MPI is finalized by then), or `boxes_per_process` ranks per process.
 /// Collective over `comm`.
 Ranks MpiRanks(MPI_Comm comm, int boxes_per_process = 1);
+
+/// One rank per process of `group` (kept alive by the Ranks and its copies), or
+/// `boxes_per_process` ranks per process. Collective over the group's processes.
+Ranks ProcessGroupRanks(std::shared_ptr<ProcessGroup const> group, int boxes_per_process = 1);
 
 /// `count` ranks emulated inside this process, on its device. Uses no MPI at all (works
 /// without MPI_Init).

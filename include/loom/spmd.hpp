@@ -16,9 +16,10 @@ namespace detail {
 /// After a run: agrees over all ranks on the sizes needed by the Capacities used (maximum),
 /// grows the overflowed ones, and returns true if the program must run again. Collective.
 bool grow_capacities(Ranks const& ranks, CapacityRun& run);
-/// Policy for an exception escaping a program run by spmd: under MPI with several processes,
-/// prints `what` with the process rank to stderr and calls MPI_Abort (the other processes may
-/// be waiting in a collective); otherwise returns (and the caller rethrows).
+/// Policy for an exception escaping a program run by spmd: with several processes, prints
+/// `what` with the process rank to stderr and calls the process group's abort() (MPI_Abort
+/// under MPI; the other processes may be waiting in a collective); otherwise returns (and the
+/// caller rethrows).
 void abort_if_distributed(Ranks const& ranks, char const* what);
 } // namespace detail
 
@@ -33,9 +34,9 @@ void abort_if_distributed(Ranks const& ranks, char const* what);
 ///
 /// Errors: a collective loom::Error (every rank throws it, see Ranks::agree) propagates to
 /// the caller on every process. Any other exception escaping the program propagates when the
-/// ranks live in one process (BoxRanks, or MPI with one process); under MPI with several
-/// processes it prints a message naming the process and aborts the job (MPI_Abort), since the
-/// other processes could otherwise wait forever in a collective.
+/// ranks live in one process (BoxRanks, or MPI with one process); with several processes it
+/// prints a message naming the process and aborts the job (ProcessGroup::abort: MPI_Abort
+/// under MPI), since the other processes could otherwise wait forever in a collective.
 template <class Program>
 class Spmd {
 public:

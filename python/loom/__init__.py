@@ -1,11 +1,15 @@
-"""Ranks for sdot: the processes of an MPI communicator (mpi4py), or boxes in one process.
+"""Ranks for sdot: the processes of an MPI communicator (mpi4py) or of torch.distributed, or
+boxes in one process.
 
     from mpi4py import MPI
     ranks = loom.MpiRanks(MPI.COMM_WORLD)      # one rank per process
     block = loom.spread(my_rows, ranks)          # this process's block of a spread array
     whole = loom.gather_to_host(block)           # the whole array, on every process
 """
-from _sdot_loom import Ranks, Spread, box_ranks, gather_to_host, mpi_ranks, spread, spread_host
+import numpy
+
+from _sdot_loom import (Ranks, Spread, box_ranks, gather_to_host, mpi_ranks, process_group_ranks,
+                        spread, spread_host)
 
 __all__ = ["BoxRanks", "MpiRanks", "Ranks", "Spread", "TorchRanks", "gather_to_host", "spread",
            "spread_host"]
@@ -21,9 +25,53 @@ def BoxRanks(count):
     return box_ranks(count)
 
 
-def TorchRanks():
-    """The processes of torch.distributed: not available in this version (see docs/python.md).
-    Under MPI, use MpiRanks(mpi4py.MPI.COMM_WORLD) with the same scripts."""
-    raise NotImplementedError(
-        "loom.TorchRanks is not available in this version of sdot: run the script under MPI "
-        "with loom.MpiRanks(mpi4py.MPI.COMM_WORLD) instead (docs/python.md)")
+def TorchRanks(group=None, boxes_per_process=1):
+    """The processes of an initialised torch.distributed process group (the default group, or
+    `group`), `boxes_per_process` ranks each. loom's collectives go through torch.distributed:
+    its backend must have all_gather and all_to_all_single ("gloo" on CPUs)."""
+    import torch.distributed as dist
+    if not dist.is_available() or not dist.is_initialized():
+        raise ValueError("loom.TorchRanks: torch.distributed is not initialised "
+                         "(call torch.distributed.init_process_group first)")
+    return process_group_ranks(_TorchCollectives(group), boxes_per_process)
+
+
+class _TorchCollectives:
+    """loom's byte-level collectives over torch.distributed, called from C++: buffers are
+    memoryviews of bytes, counts are in bytes per process."""
+
+    def __init__(self, group):
+        import torch
+        import torch.distributed as dist
+        self._torch, self._dist, self._group = torch, dist, group
+
+    def rank(self):
+        return self._dist.get_rank(self._group)
+
+    def size(self):
+        return self._dist.get_world_size(self._group)
+
+    def _tensor(self, buffer):
+        return self._torch.from_numpy(numpy.frombuffer(buffer, dtype=numpy.uint8).copy())
+
+    def allgatherv(self, send, recv, counts):
+        # all_gather takes parts of one size: each part is padded to the largest.
+        torch, most = self._torch, max(counts)
+        mine = torch.zeros(most, dtype=torch.uint8)
+        mine[:len(send)] = self._tensor(send)
+        parts = [torch.empty(most, dtype=torch.uint8) for _ in counts]
+        self._dist.all_gather(parts, mine, group=self._group)
+        out = numpy.frombuffer(recv, dtype=numpy.uint8)
+        first = 0
+        for count, part in zip(counts, parts):
+            out[first:first + count] = part[:count].numpy()
+            first += count
+
+    def alltoallv(self, send, send_counts, recv, recv_counts):
+        received = self._torch.empty(sum(recv_counts), dtype=self._torch.uint8)
+        self._dist.all_to_all_single(received, self._tensor(send), output_split_sizes=recv_counts,
+                                     input_split_sizes=send_counts, group=self._group)
+        numpy.frombuffer(recv, dtype=numpy.uint8)[:] = received.numpy()
+
+    def barrier(self):
+        self._dist.barrier(group=self._group)

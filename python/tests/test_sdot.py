@@ -189,6 +189,37 @@ def test_optimal_transport_reaches_the_target_masses():
         sdot.OptimalTransport(positions, masses * 2, sdot.box_half_spaces([0, 0], [1, 1]))
 
 
+def test_tensors_in_give_tensors_out():
+    torch = pytest.importorskip("torch")
+    positions, weights = cloud(300, 11, 1e-3)
+    square = sdot.box_half_spaces([0, 0], [1, 1])
+    reference = sdot.PowerDiagram(positions, weights, square, nb_boxes=3)
+    pd = sdot.PowerDiagram(torch.as_tensor(positions), torch.as_tensor(weights), square,
+                           nb_boxes=3)
+    for name in ("measures", "centroids"):
+        value = getattr(pd, name)
+        assert isinstance(value, torch.Tensor) and value.dtype == torch.float64
+        np.testing.assert_array_equal(value.numpy(), getattr(reference, name))
+    assert all(isinstance(cell, torch.Tensor) for cell in pd.cell_polygons)
+    ranks = loom.BoxRanks(2)
+    spread = sdot.PowerDiagram(loom.spread_host(torch.as_tensor(positions), ranks),
+                               loom.spread_host(torch.as_tensor(weights), ranks), square).measures
+    assert isinstance(spread.value, torch.Tensor)
+    assert isinstance(loom.gather_to_host(spread), torch.Tensor)
+    result = sdot.OptimalTransport(torch.as_tensor(positions), torch.full((300,), 1 / 300, dtype=torch.float64),
+                                   square).solve()
+    assert isinstance(result["weights"], torch.Tensor)
+    np.testing.assert_allclose(result["measures"].numpy(), 1 / 300, rtol=0, atol=1e-9)
+    # NumPy in, NumPy out, with torch imported.
+    assert isinstance(sdot.PowerDiagram(positions, weights, square).measures, np.ndarray)
+
+
+def test_torch_ranks_need_an_initialised_process_group():
+    pytest.importorskip("torch")
+    with pytest.raises(ValueError, match="init_process_group"):
+        loom.TorchRanks()
+
+
 @pytest.mark.parametrize("nb_boxes", [1, 3])
 def test_same_bits_as_the_cpp_library(nb_boxes, tmp_path):
     """The measures equal, bit for bit, those of a C++ program given the same doubles."""

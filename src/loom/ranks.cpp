@@ -1,28 +1,14 @@
-// loom::Ranks: communicator handling and the host-side collectives (compiled once).
+// loom::Ranks: the MPI process group and the host-side collectives (compiled once).
 #include <loom/ranks.hpp>
 
 #include <algorithm>
 #include <climits>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
 
 namespace loom {
-
-namespace detail {
-struct Communicator {
-  MPI_Comm comm = MPI_COMM_NULL;
-  explicit Communicator(MPI_Comm c) : comm(c) {}
-  Communicator(Communicator const&) = delete;
-  Communicator& operator=(Communicator const&) = delete;
-  ~Communicator() {
-    int finalized = 0;
-    MPI_Finalized(&finalized);
-    if (!finalized && comm != MPI_COMM_NULL)
-      MPI_Comm_free(&comm);
-  }
-};
-} // namespace detail
 
 namespace {
 void check_mpi(int code, char const* what) {
@@ -57,76 +43,149 @@ int to_int(std::int64_t n, char const* what) {
     throw Error(std::string("loom: ") + what + ": count exceeds INT_MAX");
   return static_cast<int>(n);
 }
+
+/// Counts and displacements in elements, as MPI takes them.
+struct MpiCounts {
+  std::vector<int> counts, displacements;
+  MpiCounts(std::vector<std::int64_t> const& n, char const* what)
+      : counts(n.size()), displacements(n.size()) {
+    std::int64_t d = 0;
+    for (std::size_t p = 0; p < n.size(); ++p) {
+      counts[p] = to_int(n[p], what);
+      displacements[p] = to_int(d, what);
+      d += n[p];
+    }
+  }
+};
+
+/// A duplicate of the user's communicator, freed with the last Ranks that holds it (unless
+/// MPI is finalized by then).
+class MpiProcessGroup final : public ProcessGroup {
+public:
+  explicit MpiProcessGroup(MPI_Comm comm) {
+    check_mpi(MPI_Comm_dup(comm, &comm_), "MPI_Comm_dup");
+    check_mpi(MPI_Comm_rank(comm_, &rank_), "MPI_Comm_rank");
+    check_mpi(MPI_Comm_size(comm_, &size_), "MPI_Comm_size");
+  }
+  MpiProcessGroup(MpiProcessGroup const&) = delete;
+  MpiProcessGroup& operator=(MpiProcessGroup const&) = delete;
+  ~MpiProcessGroup() override {
+    int finalized = 0;
+    MPI_Finalized(&finalized);
+    if (!finalized)
+      MPI_Comm_free(&comm_);
+  }
+  int rank() const override { return rank_; }
+  int size() const override { return size_; }
+  MPI_Comm comm() const override { return comm_; }
+  void allgatherv(void const* send, void* recv, std::vector<std::int64_t> const& counts,
+                  std::size_t elem_bytes) const override {
+    MpiCounts const n(counts, "allgatherv");
+    ElementType type(elem_bytes);
+    check_mpi(MPI_Allgatherv(send, n.counts[rank_], type.get(), recv, n.counts.data(),
+                             n.displacements.data(), type.get(), comm_),
+              "MPI_Allgatherv");
+  }
+  void alltoallv(void const* send, std::vector<std::int64_t> const& send_counts, void* recv,
+                 std::vector<std::int64_t> const& recv_counts,
+                 std::size_t elem_bytes) const override {
+    MpiCounts const s(send_counts, "alltoallv"), r(recv_counts, "alltoallv");
+    ElementType type(elem_bytes);
+    check_mpi(MPI_Alltoallv(send, s.counts.data(), s.displacements.data(), type.get(), recv,
+                            r.counts.data(), r.displacements.data(), type.get(), comm_),
+              "MPI_Alltoallv");
+  }
+  void barrier() const override { check_mpi(MPI_Barrier(comm_), "MPI_Barrier"); }
+  [[noreturn]] void abort() const override {
+    MPI_Abort(comm_, 1);
+    std::abort(); // MPI_Abort does not return
+  }
+
+private:
+  MPI_Comm comm_ = MPI_COMM_NULL;
+  int rank_ = 0, size_ = 1;
+};
 } // namespace
 
+void ProcessGroup::abort() const {
+  std::abort();
+}
+
 MPI_Comm Ranks::comm() const {
-  return comm_ ? comm_->comm : MPI_COMM_NULL;
+  return group_ ? group_->comm() : MPI_COMM_NULL;
 }
 
 Ranks MpiRanks(MPI_Comm comm, int boxes_per_process) {
   if (boxes_per_process < 1)
     throw Error("loom::MpiRanks: boxes_per_process must be at least 1");
-  MPI_Comm dup = MPI_COMM_NULL;
-  check_mpi(MPI_Comm_dup(comm, &dup), "MPI_Comm_dup");
-  auto owner = std::make_shared<detail::Communicator>(dup);
-  int rank = 0, count = 1;
-  check_mpi(MPI_Comm_rank(dup, &rank), "MPI_Comm_rank");
-  check_mpi(MPI_Comm_size(dup, &count), "MPI_Comm_size");
-  return Ranks(std::move(owner), rank, count, boxes_per_process);
+  return Ranks(std::make_shared<MpiProcessGroup>(comm), boxes_per_process);
+}
+
+Ranks ProcessGroupRanks(std::shared_ptr<ProcessGroup const> group, int boxes_per_process) {
+  if (!group)
+    throw Error("loom::ProcessGroupRanks: no process group");
+  if (boxes_per_process < 1)
+    throw Error("loom::ProcessGroupRanks: boxes_per_process must be at least 1");
+  if (group->size() < 1 || group->rank() < 0 || group->rank() >= group->size())
+    throw Error("loom::ProcessGroupRanks: rank " + std::to_string(group->rank()) +
+                " of a group of " + std::to_string(group->size()) + " processes");
+  return Ranks(std::move(group), boxes_per_process);
 }
 
 Ranks BoxRanks(int count) {
   if (count < 1)
     throw Error("loom::BoxRanks: at least one box", true);
-  return Ranks(nullptr, 0, 1, count);
+  return Ranks(nullptr, count);
 }
 
 void Ranks::agree(bool local_ok, std::string const& message) const {
-  if (!comm_ || process_count_ == 1) {
+  if (!group_ || process_count_ == 1) {
     if (!local_ok)
       throw Error(message, true);
     return;
   }
-  int const ok = local_ok ? 1 : 0;
-  std::vector<int> oks(process_count_);
-  check_mpi(MPI_Allgather(&ok, 1, MPI_INT, oks.data(), 1, MPI_INT, comm()), "MPI_Allgather");
-  auto const bad = std::find(oks.begin(), oks.end(), 0);
-  if (bad == oks.end())
+  // Each process's verdict and the length of its message, then the lowest failing one's text.
+  std::int64_t const mine[2] = {local_ok ? 1 : 0,
+                                local_ok ? 0 : static_cast<std::int64_t>(message.size())};
+  std::vector<std::int64_t> all(2 * static_cast<std::size_t>(process_count_));
+  allgather_bytes(mine, all.data(), sizeof mine);
+  int root = 0;
+  while (root < process_count_ && all[2 * root] == 1)
+    ++root;
+  if (root == process_count_)
     return;
-  int const root = static_cast<int>(bad - oks.begin());
-  int len = root == process_rank_ ? static_cast<int>(message.size()) : 0;
-  check_mpi(MPI_Bcast(&len, 1, MPI_INT, root, comm()), "MPI_Bcast");
-  std::string text(static_cast<std::size_t>(len), '\0');
-  if (root == process_rank_)
-    text = message;
-  if (len > 0)
-    check_mpi(MPI_Bcast(&text[0], len, MPI_CHAR, root, comm()), "MPI_Bcast");
+  std::vector<std::int64_t> lengths(process_count_, 0);
+  lengths[root] = all[2 * root + 1];
+  std::string text(static_cast<std::size_t>(lengths[root]), '\0');
+  if (lengths[root] > 0)
+    group_->allgatherv(root == process_rank_ ? message.data() : nullptr, &text[0], lengths, 1);
   throw Error("process " + std::to_string(root) + ": " + text, true);
 }
 
 bool Ranks::any(bool local) const {
-  if (!comm_ || process_count_ == 1)
-    return local;
-  int v = local ? 1 : 0;
-  check_mpi(MPI_Allreduce(MPI_IN_PLACE, &v, 1, MPI_INT, MPI_MAX, comm()), "MPI_Allreduce");
-  return v != 0;
+  std::vector<std::int64_t> v{local ? 1 : 0};
+  max_in_place(v);
+  return v[0] != 0;
 }
 
 void Ranks::max_in_place(std::vector<std::int64_t>& values) const {
-  if (!comm_ || process_count_ == 1)
+  if (!group_ || process_count_ == 1 || values.empty())
     return;
-  check_mpi(MPI_Allreduce(MPI_IN_PLACE, values.data(), to_int(values.size(), "max_in_place"),
-                          MPI_INT64_T, MPI_MAX, comm()),
-            "MPI_Allreduce");
+  std::size_t const n = values.size();
+  std::vector<std::int64_t> all(n * process_count_);
+  allgather_bytes(values.data(), all.data(), n * sizeof(std::int64_t));
+  for (int p = 0; p < process_count_; ++p)
+    for (std::size_t i = 0; i < n; ++i)
+      values[i] = std::max(values[i], all[p * n + i]);
 }
 
 void Ranks::barrier() const {
-  if (comm_ && process_count_ > 1)
-    check_mpi(MPI_Barrier(comm()), "MPI_Barrier");
+  if (group_ && process_count_ > 1)
+    group_->barrier();
 }
 
 bool Ranks::copy_if_alone(void const* send, void* recv, std::size_t bytes) const {
-  if (comm_ && process_count_ > 1)
+  if (group_ && process_count_ > 1)
     return false;
   if (bytes)
     std::memmove(recv, send, bytes);
@@ -136,34 +195,21 @@ bool Ranks::copy_if_alone(void const* send, void* recv, std::size_t bytes) const
 void Ranks::allgather_bytes(void const* send, void* recv, std::size_t bytes) const {
   if (copy_if_alone(send, recv, bytes) || bytes == 0)
     return;
-  check_mpi(MPI_Allgather(send, to_int(bytes, "allgather"), MPI_BYTE, recv,
-                          to_int(bytes, "allgather"), MPI_BYTE, comm()),
-            "MPI_Allgather");
+  group_->allgatherv(send, recv, std::vector<std::int64_t>(process_count_, 1), bytes);
 }
 
 void Ranks::allgatherv_bytes(void const* send, void* recv, std::vector<std::int64_t> const& counts,
                              std::size_t elem_bytes) const {
   if (copy_if_alone(send, recv, counts[0] * elem_bytes) || elem_bytes == 0)
     return;
-  std::vector<int> n(process_count_), displ(process_count_);
-  std::int64_t d = 0;
-  for (int p = 0; p < process_count_; ++p) {
-    n[p] = to_int(counts[p], "allgatherv");
-    displ[p] = to_int(d, "allgatherv");
-    d += counts[p];
-  }
-  ElementType type(elem_bytes);
-  check_mpi(MPI_Allgatherv(send, n[process_rank_], type.get(), recv, n.data(), displ.data(),
-                           type.get(), comm()),
-            "MPI_Allgatherv");
+  group_->allgatherv(send, recv, counts, elem_bytes);
 }
 
 void Ranks::alltoall_bytes(void const* send, void* recv, std::size_t bytes) const {
   if (copy_if_alone(send, recv, bytes) || bytes == 0)
     return;
-  check_mpi(MPI_Alltoall(send, to_int(bytes, "alltoall"), MPI_BYTE, recv, to_int(bytes, "alltoall"),
-                         MPI_BYTE, comm()),
-            "MPI_Alltoall");
+  std::vector<std::int64_t> const ones(process_count_, 1);
+  group_->alltoallv(send, ones, recv, ones, bytes);
 }
 
 void Ranks::alltoallv_bytes(void const* send, std::vector<std::int64_t> const& send_counts,
@@ -171,20 +217,7 @@ void Ranks::alltoallv_bytes(void const* send, std::vector<std::int64_t> const& s
                             std::size_t elem_bytes) const {
   if (copy_if_alone(send, recv, send_counts[0] * elem_bytes) || elem_bytes == 0)
     return;
-  std::vector<int> sn(process_count_), sd(process_count_), rn(process_count_), rd(process_count_);
-  std::int64_t s = 0, r = 0;
-  for (int p = 0; p < process_count_; ++p) {
-    sn[p] = to_int(send_counts[p], "alltoallv");
-    sd[p] = to_int(s, "alltoallv");
-    s += send_counts[p];
-    rn[p] = to_int(recv_counts[p], "alltoallv");
-    rd[p] = to_int(r, "alltoallv");
-    r += recv_counts[p];
-  }
-  ElementType type(elem_bytes);
-  check_mpi(MPI_Alltoallv(send, sn.data(), sd.data(), type.get(), recv, rn.data(), rd.data(),
-                          type.get(), comm()),
-            "MPI_Alltoallv");
+  group_->alltoallv(send, send_counts, recv, recv_counts, elem_bytes);
 }
 
 } // namespace loom

@@ -29,15 +29,15 @@ bool grow_capacities(Ranks const& ranks, CapacityRun& run) {
 }
 
 void abort_if_distributed(Ranks const& ranks, char const* what) {
-  if (!ranks.uses_mpi() || ranks.process_count() == 1)
+  if (!ranks.group() || ranks.process_count() == 1)
     return;
   std::fprintf(stderr,
                "loom: process %d of %d: exception escaped the program run by loom::spmd: %s\n"
-               "loom: aborting the job (MPI_Abort), so that no process waits forever in a "
-               "collective\n",
+               "loom: aborting the job (MPI_Abort, or the process group's abort), so that no "
+               "process waits forever in a collective\n",
                ranks.process_rank(), ranks.process_count(), what);
   std::fflush(stderr);
-  MPI_Abort(ranks.comm(), 1);
+  ranks.group()->abort();
 }
 
 } // namespace loom::detail

@@ -1,13 +1,78 @@
-// loom under MPI: one rank per process, and 3 boxes per process (hybrid).
+// loom under MPI: one rank per process, and 3 boxes per process (hybrid); and the same
+// through loom::ProcessGroupRanks over a process group of the test's own, whose collectives
+// are point-to-point messages (as another runtime's process group would be).
 #include "loom_checks.hpp"
 
 #include <mpi.h>
 
+#include <memory>
+#include <tuple>
+#include <vector>
+
 namespace {
 
-class Mpi : public ::testing::TestWithParam<int> {
+/// A loom::ProcessGroup that is not an MPI communicator for loom (comm() is MPI_COMM_NULL):
+/// every collective is a set of MPI_Isend / MPI_Irecv of bytes between all pairs.
+class PointToPointGroup final : public loom::ProcessGroup {
+public:
+  PointToPointGroup() {
+    MPI_Comm_dup(MPI_COMM_WORLD, &comm_);
+    MPI_Comm_rank(comm_, &rank_);
+    MPI_Comm_size(comm_, &size_);
+  }
+  ~PointToPointGroup() override { MPI_Comm_free(&comm_); }
+  int rank() const override { return rank_; }
+  int size() const override { return size_; }
+  void allgatherv(void const* send, void* recv, std::vector<std::int64_t> const& counts,
+                  std::size_t elem_bytes) const override {
+    exchange(send, std::vector<std::int64_t>(size_, counts[rank_]), false, recv, counts,
+             elem_bytes);
+  }
+  void alltoallv(void const* send, std::vector<std::int64_t> const& send_counts, void* recv,
+                 std::vector<std::int64_t> const& recv_counts,
+                 std::size_t elem_bytes) const override {
+    exchange(send, send_counts, true, recv, recv_counts, elem_bytes);
+  }
+  void barrier() const override { MPI_Barrier(comm_); }
+
+private:
+  /// Part q of `send` to process q (or all of it to everyone when not `parts`), part p of
+  /// `recv` from process p.
+  void exchange(void const* send, std::vector<std::int64_t> const& send_counts, bool parts,
+                void* recv, std::vector<std::int64_t> const& recv_counts,
+                std::size_t elem_bytes) const {
+    std::vector<MPI_Request> requests;
+    auto const* out = static_cast<char const*>(send);
+    auto* in = static_cast<char*>(recv);
+    for (int p = 0; p < size_; ++p) {
+      requests.emplace_back();
+      MPI_Irecv(in, static_cast<int>(recv_counts[p] * elem_bytes), MPI_BYTE, p, 0, comm_,
+                &requests.back());
+      in += recv_counts[p] * elem_bytes;
+    }
+    for (int q = 0; q < size_; ++q) {
+      requests.emplace_back();
+      MPI_Isend(out, static_cast<int>(send_counts[q] * elem_bytes), MPI_BYTE, q, 0, comm_,
+                &requests.back());
+      if (parts)
+        out += send_counts[q] * elem_bytes;
+    }
+    MPI_Waitall(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE);
+  }
+  MPI_Comm comm_ = MPI_COMM_NULL;
+  int rank_ = 0, size_ = 1;
+};
+
+/// Boxes per process, and whether the ranks go through PointToPointGroup.
+class Mpi : public ::testing::TestWithParam<std::tuple<int, bool>> {
 protected:
-  loom::Ranks ranks() const { return loom::MpiRanks(MPI_COMM_WORLD, GetParam()); }
+  int boxes() const { return std::get<0>(GetParam()); }
+  bool through_group() const { return std::get<1>(GetParam()); }
+  loom::Ranks ranks() const {
+    if (through_group())
+      return loom::ProcessGroupRanks(std::make_shared<PointToPointGroup>(), boxes());
+    return loom::MpiRanks(MPI_COMM_WORLD, boxes());
+  }
 };
 
 TEST_P(Mpi, Basics) {
@@ -17,10 +82,11 @@ TEST_P(Mpi, Basics) {
   MPI_Comm_size(MPI_COMM_WORLD, &n);
   EXPECT_EQ(r.process_rank(), p);
   EXPECT_EQ(r.process_count(), n);
-  EXPECT_EQ(r.local_count(), GetParam());
-  EXPECT_EQ(r.size(), n * GetParam());
-  EXPECT_EQ(r.first_local(), p * GetParam());
-  EXPECT_TRUE(r.uses_mpi());
+  EXPECT_EQ(r.local_count(), boxes());
+  EXPECT_EQ(r.size(), n * boxes());
+  EXPECT_EQ(r.first_local(), p * boxes());
+  EXPECT_EQ(r.uses_mpi(), !through_group());
+  EXPECT_EQ(r.comm() == MPI_COMM_NULL, through_group());
 }
 TEST_P(Mpi, RouteInt) {
   loom_test::check_route<int>(ranks(), 64);
@@ -74,6 +140,11 @@ TEST_P(Mpi, Errors) {
   loom_test::check_errors(ranks());
 }
 
-INSTANTIATE_TEST_SUITE_P(Loom, Mpi, ::testing::Values(1, 3));
+INSTANTIATE_TEST_SUITE_P(Loom, Mpi, ::testing::Combine(::testing::Values(1, 3), ::testing::Bool()));
+
+TEST(ProcessGroupRanks, RefusesNoGroupAndNoBoxes) {
+  EXPECT_THROW(loom::ProcessGroupRanks(nullptr), loom::Error);
+  EXPECT_THROW(loom::ProcessGroupRanks(std::make_shared<PointToPointGroup>(), 0), loom::Error);
+}
 
 } // namespace
