@@ -8,7 +8,7 @@ packages=(
   libopenmpi-dev openmpi-bin libhdf5-openmpi-dev hdf5-tools
   libgtest-dev libbenchmark-dev libcgal-dev
   python3-dev pybind11-dev python3-numpy python3-mpi4py python3-pytest
-  python3-clang-14 doxygen python3-torch
+  python3-clang-14 python3-vtk9 doxygen python3-torch
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -25,6 +25,7 @@
 #include <memory>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 namespace sdot::hdf5 {
@@ -43,6 +44,21 @@ RowBlock even_block(std::int64_t rows, int parts, int part);
 using HostVector = Kokkos::View<double*, Kokkos::LayoutRight, Kokkos::HostSpace>;
 /// A block of a float64 dataset of shape [N, 2] (one point per row), on the host.
 using HostPoints = Kokkos::View<double* [2], Kokkos::LayoutRight, Kokkos::HostSpace>;
+
+/// Offsets of a block of cells into their vertices, on the host.
+using HostOffsets = Kokkos::View<std::int64_t*, Kokkos::LayoutRight, Kokkos::HostSpace>;
+
+/// This process's cells, on the host, as write_vtkhdf_cells() writes them: cell i is the
+/// polygon of vertices [offsets(i), offsets(i + 1)) (none for an empty cell), and the cells
+/// of the processes, in process order, are the seeds in order (as the rows of OutputFile's
+/// datasets).
+struct HostCells {
+  HostOffsets offsets; ///< [cells + 1]: first vertex of each cell, from 0 (empty View: no cell)
+  HostPoints vertices; ///< [vertices, 2]: the cells' vertices
+  /// Values per cell written as float64 cell data, [cells] each, in this order: the names are
+  /// not empty, distinct, without '/', and not "seed_index".
+  std::vector<std::pair<std::string, HostVector>> cell_data;
+};
 
 /// Shape of a dataset: `rows` and, for a dataset of rank 2, `columns` (0 for rank 1).
 struct DatasetShape {
@@ -130,6 +146,20 @@ public:
   /// Collective: writes the float64 dataset `dataset` of shape [N, 2] (see above).
   void write(std::string const& dataset, HostPoints const& block);
 
+  /// Collective: writes this process's cells as the partition of the process in the
+  /// VTKHDF 1.0 format (an UnstructuredGrid of polygons, which VTK's vtkHDFReader and
+  /// ParaView read, one partition per process): the group `VTKHDF` with `NumberOfPoints`,
+  /// `NumberOfCells`, `NumberOfConnectivityIds` (int64, one entry per process), `Points`
+  /// ([vertices, 3] float64, z = 0: each cell has its own copy of its vertices), `Types`
+  /// (uint8: VTK_POLYGON = 7, or VTK_EMPTY_CELL = 0 for an empty cell, which has no point),
+  /// `Connectivity` (int64, point ids from 0 in each partition), `Offsets` (int64, cells + 1
+  /// per process, from 0 in each), and the group `CellData` with `seed_index` (int64: the
+  /// global index of each cell's seed, its row in the datasets of the seeds) and
+  /// `cells.cell_data` (float64). Every seed has its cell, empty ones included.
+  /// @throws loom::Error (collective) when the cells are inconsistent (offsets, cell data) on
+  /// some process, or `VTKHDF` cannot be written (e.g. it was already written).
+  void write_vtkhdf_cells(HostCells const& cells);
+
   /// Collective: closes the temporary and renames it to path(), after every process
   /// succeeded. Afterwards nothing else may be written.
   /// @throws loom::Error (collective) when closing or renaming failed (the temporary is
@@ -183,6 +213,20 @@ auto to_host(View const& view) {
     Kokkos::deep_copy(out, mirror); // host to host, between layouts
     return out;
   }
+}
+
+/// The polygons of a sdot::CellPolygons (any memory space and layout) as HostCells, without
+/// cell data.
+template <class Polygons>
+HostCells to_host_cells(Polygons const& polygons) {
+  auto offsets = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), polygons.offsets);
+  HostCells cells;
+  cells.offsets = HostOffsets(
+      Kokkos::view_alloc(Kokkos::WithoutInitializing, "sdot::hdf5::offsets"), offsets.extent(0));
+  for (std::size_t i = 0; i < offsets.extent(0); ++i)
+    cells.offsets(i) = offsets(i);
+  cells.vertices = to_host(polygons.vertices);
+  return cells;
 }
 
 /// A copy of a host block (any layout) in a new View of type `View` in the memory space of

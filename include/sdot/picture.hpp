@@ -28,6 +28,9 @@ struct PictureOptions {
   double seed_radius = 1.5;
   /// Width of the cells' outlines, in pixels (0: none).
   double stroke_width = 0.5;
+  /// Most cells drawn: more are refused (such a picture is too heavy to view; ParaView reads
+  /// the cells of large diagrams, see sdot::hdf5::OutputFile::write_vtkhdf_cells).
+  int max_cells = 10000;
 };
 
 namespace detail {
@@ -60,9 +63,9 @@ inline std::string diverging_colour(double t) {
 /// @param values one value per cell to colour it (blue: smallest, red: largest), or an empty
 ///        View for plain grey cells
 /// @param options what to draw, and the picture's size
-/// @throws std::invalid_argument on mismatched sizes, std::runtime_error if the file cannot be
-///         written (nothing is left half-written under `path`: the picture is written to
-///         `path` + ".tmp" first and renamed)
+/// @throws std::invalid_argument on mismatched sizes or more than options.max_cells cells,
+///         std::runtime_error if the file cannot be written (nothing is left half-written
+///         under `path`: the picture is written to `path` + ".tmp" first and renamed)
 template <class MemorySpace, class Positions, class Values = Kokkos::View<double*, MemorySpace>>
 void write_svg(std::string const& path, CellPolygons<MemorySpace> const& polygons,
                Positions const& positions, DomainPolygon const& domain, Values const& values = {},
@@ -77,6 +80,10 @@ void write_svg(std::string const& path, CellPolygons<MemorySpace> const& polygon
     throw std::invalid_argument("sdot::write_svg: " + std::to_string(n) + " cells, " +
                                 std::to_string(seeds.extent(0)) + " seeds and " +
                                 std::to_string(value.extent(0)) + " values");
+  if (n > options.max_cells)
+    throw std::invalid_argument(
+        "sdot::write_svg: " + std::to_string(n) +
+        " cells, more than options.max_cells = " + std::to_string(options.max_cells));
   double lo = 0, hi = 0;
   if (value.extent(0) > 0) {
     lo = hi = value(0);

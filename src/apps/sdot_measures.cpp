@@ -1,6 +1,7 @@
 // sdot-measures: the areas of the power-diagram cells of seeds read from an HDF5 file (or
 // drawn at random), written to an HDF5 file, under MPI with any number of processes. See
 // docs/command-line.md.
+#include "cell_files.hpp"
 #include "command_line.hpp"
 #include "random_cloud.hpp"
 
@@ -46,6 +47,10 @@ options:
                          also gets `positions` and `weights`)
   --seed S               seed of the random cloud (default 0)
   --centroids            also write the dataset `centroids` (float64, [N, 2])
+  --cells FILE           also write the cells to FILE in the VTKHDF format, which ParaView
+                         opens (one partition per process; cell data measure, seed_index,
+                         weight)
+  --svg FILE             also write a picture of the cells to FILE (SVG, 10000 seeds at most)
   --nb-boxes K           boxes of seeds per process (default 1)
   --msg-capacity C       vertices of a travelling cell's message (default 16)
   --inbox-capacity C     cells one rank sends to one other per round: a sizing hint,
@@ -65,6 +70,7 @@ struct Options {
   bool seed_given = false;
   std::array<double, 2> lo{0, 0}, hi{1, 1};
   bool centroids = false;
+  sdot::apps::CellFileOptions cell_files;
   sdot::PowerDiagramOptions diagram;
 };
 
@@ -88,6 +94,7 @@ Options parse(std::vector<std::string> const& args) {
       o.seed_given = true;
     } else if (arg == "--centroids") {
       o.centroids = true;
+    } else if (o.cell_files.take(arg, a)) {
     } else if (arg == "--nb-boxes") {
       o.diagram.nb_boxes = capacity(arg);
     } else if (arg == "--msg-capacity") {
@@ -168,20 +175,22 @@ Seeds random_seeds(loom::Ranks const& ranks, Options const& o) {
 
 /// What the diagram gives for this process's block of seeds.
 struct DiagramResult {
-  Diagram::scalars_type measures;    // in the order of the seeds
-  Diagram::positions_type centroids; // when asked for
-  double sum_measures = 0;           // over all the processes
-  int boxes = 0;                     // over all the processes
-  double seconds = 0;                // the slowest process: constructing and computing
-  JsonObject phase_seconds;          // PowerDiagram::statistics().seconds of process 0
-  JsonObject statistics;             // the diagram's statistics (of all the ranks)
+  Diagram::scalars_type measures;                     // in the order of the seeds
+  Diagram::positions_type centroids;                  // when asked for
+  sdot::CellPolygons<Diagram::memory_space> polygons; // when asked for
+  double sum_measures = 0;                            // over all the processes
+  int boxes = 0;                                      // over all the processes
+  double seconds = 0;       // the slowest process: constructing and computing
+  JsonObject phase_seconds; // PowerDiagram::statistics().seconds of process 0
+  JsonObject statistics;    // the diagram's statistics (of all the ranks)
 };
 
 /// The diagram of the seeds spread over the processes, options.nb_boxes boxes each
-/// (collective).
+/// (collective); the centroids and the polygons when asked for.
 DiagramResult compute_diagram(Seeds const& seeds, std::vector<sdot::HalfSpace> const& boundaries,
-                              sdot::PowerDiagramOptions options, bool centroids) {
+                              sdot::PowerDiagramOptions options, bool centroids, bool polygons) {
   loom::Ranks const ranks = loom::MpiRanks(MPI_COMM_WORLD, options.nb_boxes);
+  options.keep_polygons = polygons; // built with the measures rather than once more
   ExecutionSpace space;
   Kokkos::Timer timer;
   std::optional<Diagram> diagram;
@@ -196,6 +205,8 @@ DiagramResult compute_diagram(Seeds const& seeds, std::vector<sdot::HalfSpace> c
     r.measures = diagram->measures().value();
     if (centroids)
       r.centroids = diagram->centroids().value();
+    if (polygons)
+      r.polygons = diagram->cell_polygons();
     space.fence();
   });
   Kokkos::View<double*, Kokkos::HostSpace> seconds("sdot-measures::seconds", ranks.local_count());
@@ -231,25 +242,31 @@ int run(std::vector<std::string> const& args) {
 
   Seeds const seeds = o.random > 0 ? random_seeds(ranks, o) : read_seeds(ranks, o.input);
   // Created before the computation, so that a bad OUTPUT fails early.
+  sdot::apps::CellFiles cell_files(ranks, o.cell_files, seeds.total, o.output);
   std::optional<sdot::hdf5::OutputFile> output;
   if (!o.output.empty())
     output.emplace(ranks.comm(), o.output);
 
-  DiagramResult const result = compute_diagram(seeds, boundaries, o.diagram, o.centroids);
+  DiagramResult const result =
+      compute_diagram(seeds, boundaries, o.diagram, o.centroids, cell_files.wanted());
 
+  sdot::hdf5::HostVector measures, weights;
+  sdot::hdf5::HostPoints centroids, positions;
+  sdot::hdf5::HostCells cells;
+  sdot::hdf5::agreed(ranks, [&] {
+    measures = sdot::hdf5::to_host(result.measures);
+    if (o.centroids)
+      centroids = sdot::hdf5::to_host(result.centroids);
+    if (o.random > 0 || cell_files.wanted()) {
+      positions = sdot::hdf5::to_host(seeds.positions);
+      weights = sdot::hdf5::to_host(seeds.weights);
+    }
+    if (cell_files.wanted()) {
+      cells = sdot::hdf5::to_host_cells(result.polygons);
+      cells.cell_data = {{"measure", measures}, {"weight", weights}};
+    }
+  });
   if (output) {
-    sdot::hdf5::HostVector measures;
-    sdot::hdf5::HostPoints centroids, positions;
-    sdot::hdf5::HostVector weights;
-    sdot::hdf5::agreed(ranks, [&] {
-      measures = sdot::hdf5::to_host(result.measures);
-      if (o.centroids)
-        centroids = sdot::hdf5::to_host(result.centroids);
-      if (o.random > 0) {
-        positions = sdot::hdf5::to_host(seeds.positions);
-        weights = sdot::hdf5::to_host(seeds.weights);
-      }
-    });
     if (o.random > 0) {
       output->write("positions", positions);
       output->write("weights", weights);
@@ -257,8 +274,11 @@ int run(std::vector<std::string> const& args) {
     output->write("measures", measures);
     if (o.centroids)
       output->write("centroids", centroids);
-    output->commit();
   }
+  cell_files.write(ranks, cells, positions, sdot::domain_polygon(boundaries));
+  if (output)
+    output->commit();
+  cell_files.commit();
 
   if (ranks.process_rank() == 0) {
     JsonObject times;

@@ -1,5 +1,6 @@
 // sdot-ot: semi-discrete optimal transport from the uniform measure on a box to prescribed
 // masses at seeds read from an HDF5 file, under MPI. See docs/transport.md.
+#include "cell_files.hpp"
 #include "command_line.hpp"
 
 #include <sdot/detail/json.hpp>
@@ -41,6 +42,10 @@ options:
   --tol T                stop when |m_i - mass_i| <= T x area for every i (default 1e-10)
   --max-newton K         Newton steps at most (default 100)
   --cg-tol T             relative residual of the linear solves (default 1e-3)
+  --cells FILE           also write the cells at the weights found to FILE in the VTKHDF
+                         format, which ParaView opens (one partition per process; cell data
+                         measure, seed_index, target_mass, weight)
+  --svg FILE             also write a picture of the cells to FILE (SVG, 10000 seeds at most)
   --quiet                no progress lines on stderr
   --help                 this help
 
@@ -55,6 +60,7 @@ struct Options {
   std::string input, output;
   std::array<double, 2> lo{0, 0}, hi{1, 1};
   sdot::OptimalTransportOptions transport;
+  sdot::apps::CellFileOptions cell_files;
   bool quiet = false;
 };
 
@@ -78,6 +84,7 @@ Options parse(std::vector<std::string> const& args) {
       o.transport.cg_tol = parse_real(a.value_of(arg), arg);
       if (!(o.transport.cg_tol > 0 && o.transport.cg_tol < 1))
         throw UsageError("--cg-tol must be in (0, 1)");
+    } else if (o.cell_files.take(arg, a)) {
     } else if (arg == "--quiet") {
       o.quiet = true;
     } else if (arg == "--verbose") { // the progress lines, the default
@@ -148,6 +155,7 @@ int run(std::vector<std::string> const& args) {
 
   Input const in = read_input(ranks, o.input, area);
   // Created before the solve, so that a bad OUTPUT fails early.
+  sdot::apps::CellFiles cell_files(ranks, o.cell_files, in.total, o.output);
   sdot::hdf5::OutputFile output(ranks.comm(), o.output);
 
   if (!o.quiet && ranks.process_rank() == 0)
@@ -169,13 +177,24 @@ int run(std::vector<std::string> const& args) {
   }
 
   sdot::hdf5::HostVector weights, measures;
+  sdot::hdf5::HostPoints positions;
+  sdot::hdf5::HostCells polygons;
   sdot::hdf5::agreed(ranks, [&] {
     weights = sdot::hdf5::to_host(result.weights);
     measures = sdot::hdf5::to_host(result.measures);
+    if (cell_files.wanted()) { // the solver's last diagram is that of the weights found
+      polygons = sdot::hdf5::to_host_cells(cells.cell_polygons());
+      polygons.cell_data = {{"measure", measures},
+                            {"target_mass", sdot::hdf5::to_host(in.masses)},
+                            {"weight", weights}};
+      positions = sdot::hdf5::to_host(in.positions);
+    }
   });
   output.write("weights", weights);
   output.write("measures", measures);
+  cell_files.write(ranks, polygons, positions, sdot::domain_polygon(boundaries));
   output.commit();
+  cell_files.commit();
 
   Kokkos::View<double*, Kokkos::HostSpace> seconds("sdot-ot::seconds", ranks.local_count());
   Kokkos::deep_copy(seconds, timer.seconds());

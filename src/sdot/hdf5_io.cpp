@@ -11,12 +11,15 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <exception>
 #include <sstream>
 #include <stdexcept>
+#include <string>
 #include <utility>
+#include <vector>
 
 namespace sdot::hdf5 {
 
@@ -146,6 +149,18 @@ bool blocks_overlap(loom::Ranks const& ranks, RowBlock block) {
     if (spans[k].first < spans[k - 1].second)
       return true;
   return false;
+}
+
+// Collective: this process's rows when the `count` rows of the processes follow each other in
+// process order, and the rows of all the processes.
+std::pair<RowBlock, std::int64_t> rows_in_order(MPI_Comm comm, std::int64_t count) {
+  long long const mine = count;
+  long long first = 0, total = 0;
+  MPI_Exscan(&mine, &first, 1, MPI_LONG_LONG, MPI_SUM, comm);
+  MPI_Allreduce(&mine, &total, 1, MPI_LONG_LONG, MPI_SUM, comm);
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  return {RowBlock{rank == 0 ? 0 : first, count}, total}; // MPI_Exscan leaves rank 0's alone
 }
 
 std::string type_name(hid_t type) {
@@ -397,17 +412,14 @@ struct OutputFile::Impl {
   }
 
   // Collective: the blocks of the processes, in process order, as dataset `name` of shape
-  // [N] (columns = 0) or [N, columns].
-  void write_rows(std::string const& name, int columns, std::int64_t count, double const* data) {
+  // [N] (columns = 0) or [N, columns], of `file_type`, from values of `memory_type`.
+  void write_rows(std::string const& name, int columns, std::int64_t count, void const* data,
+                  hid_t memory_type, hid_t file_type) {
     require_open("write");
     QuietErrors quiet;
-    auto const counts = ranks.allgather(std::vector<std::int64_t>{count});
-    std::int64_t total = 0, first = 0;
-    for (int p = 0; p < ranks.process_count(); ++p) {
-      if (p == ranks.process_rank())
-        first = total;
-      total += counts[p];
-    }
+    auto const rows = rows_in_order(ranks.comm(), count);
+    RowBlock const block = rows.first; // not a structured binding: captured below (C++17)
+    std::int64_t const total = rows.second;
     Handle dataset, dxpl;
     std::pair<Handle, Handle> spaces;
     agreed(ranks, [&] {
@@ -420,18 +432,18 @@ struct OutputFile::Impl {
       Handle dcpl(H5Pcreate(H5P_DATASET_CREATE), H5Pclose);
       if (!space.valid() || !dcpl.valid() || H5Pset_fill_time(dcpl.get(), H5D_FILL_TIME_NEVER) < 0)
         fail(quoted(path) + ": cannot describe dataset " + quoted(name) + hdf5_detail());
-      dataset = Handle(H5Dcreate2(file.get(), name.c_str(), H5T_IEEE_F64LE, space.get(),
-                                  H5P_DEFAULT, dcpl.get(), H5P_DEFAULT),
+      dataset = Handle(H5Dcreate2(file.get(), name.c_str(), file_type, space.get(), H5P_DEFAULT,
+                                  dcpl.get(), H5P_DEFAULT),
                        H5Dclose);
       if (!dataset.valid())
         fail(quoted(path) + ": cannot create dataset " + quoted(name) + hdf5_detail());
-      spaces = row_selection(dataset.get(), RowBlock{first, count}, columns);
+      spaces = row_selection(dataset.get(), block, columns);
       dxpl = transfer();
     });
     if (total == 0) // nothing to store (every process knows)
       return;
     double const unused[2] = {0, 0};
-    herr_t const status = H5Dwrite(dataset.get(), H5T_NATIVE_DOUBLE, spaces.second.get(),
+    herr_t const status = H5Dwrite(dataset.get(), memory_type, spaces.second.get(),
                                    spaces.first.get(), dxpl.get(), count > 0 ? data : unused);
     agreed(ranks, [&] {
       if (status < 0)
@@ -486,11 +498,155 @@ int OutputFile::process_count() const {
 }
 
 void OutputFile::write(std::string const& dataset, HostVector const& block) {
-  impl_->write_rows(dataset, 0, static_cast<std::int64_t>(block.extent(0)), block.data());
+  impl_->write_rows(dataset, 0, static_cast<std::int64_t>(block.extent(0)), block.data(),
+                    H5T_NATIVE_DOUBLE, H5T_IEEE_F64LE);
 }
 
 void OutputFile::write(std::string const& dataset, HostPoints const& block) {
-  impl_->write_rows(dataset, 2, static_cast<std::int64_t>(block.extent(0)), block.data());
+  impl_->write_rows(dataset, 2, static_cast<std::int64_t>(block.extent(0)), block.data(),
+                    H5T_NATIVE_DOUBLE, H5T_IEEE_F64LE);
+}
+
+namespace {
+
+// The problem with `cells` (offsets, cell data), or "".
+std::string cells_problem(HostCells const& cells) {
+  std::int64_t const n = cells.offsets.extent(0) > 0 ? cells.offsets.extent(0) - 1 : 0;
+  std::int64_t const vertices = cells.vertices.extent(0);
+  std::int64_t const first = cells.offsets.extent(0) > 0 ? cells.offsets(0) : 0;
+  std::int64_t const end = cells.offsets.extent(0) > 0 ? cells.offsets(n) : 0;
+  if (first != 0 || end != vertices)
+    return "the offsets go from " + std::to_string(first) + " to " + std::to_string(end) +
+           " instead of 0 to the " + std::to_string(vertices) + " vertices";
+  for (std::int64_t i = 0; i < n; ++i)
+    if (cells.offsets(i + 1) < cells.offsets(i))
+      return "the offsets decrease at cell " + std::to_string(i);
+  for (std::size_t k = 0; k < cells.cell_data.size(); ++k) {
+    auto const& [name, values] = cells.cell_data[k];
+    bool repeated = name == "seed_index";
+    for (std::size_t j = 0; j < k; ++j)
+      repeated = repeated || cells.cell_data[j].first == name;
+    if (name.empty() || name.find('/') != std::string::npos || repeated)
+      return "bad or repeated cell data name " + quoted(name);
+    if (static_cast<std::int64_t>(values.extent(0)) != n)
+      return "cell data " + quoted(name) + " has " + std::to_string(values.extent(0)) +
+             " values for " + std::to_string(n) + " cells";
+  }
+  return "";
+}
+
+// Collective: true when `text` is the same on every process.
+bool same_everywhere(loom::Ranks const& ranks, std::string const& text) {
+  long long length = static_cast<long long>(text.size());
+  MPI_Bcast(&length, 1, MPI_LONG_LONG, 0, ranks.comm());
+  std::string first = ranks.process_rank() == 0 ? text : std::string(length, '\0');
+  MPI_Bcast(first.data(), static_cast<int>(length), MPI_CHAR, 0, ranks.comm());
+  return !ranks.any(first != text);
+}
+
+// An attribute of `object` from `values` of `memory_type`, stored as `file_type` in `space`
+// (`where`: the file, for the message).
+void write_attribute(hid_t object, char const* name, hid_t file_type, hid_t memory_type,
+                     hid_t space, void const* values, std::string const& where) {
+  Handle attribute(H5Acreate2(object, name, file_type, space, H5P_DEFAULT, H5P_DEFAULT), H5Aclose);
+  if (!attribute.valid() || H5Awrite(attribute.get(), memory_type, values) < 0)
+    fail(where + ": cannot write the attribute " + quoted(name) + hdf5_detail());
+}
+
+// The attributes of the group VTKHDF for an unstructured grid: Version [1, 0] and Type (a
+// fixed-length ASCII string, as vtkHDFReader reads it).
+void write_vtkhdf_attributes(hid_t group, std::string const& where) {
+  int const version[2] = {1, 0};
+  hsize_t const two = 2;
+  Handle pair(H5Screate_simple(1, &two, nullptr), H5Sclose);
+  write_attribute(group, "Version", H5T_STD_I32LE, H5T_NATIVE_INT, pair.get(), version, where);
+  char const type[] = "UnstructuredGrid";
+  Handle string_type(H5Tcopy(H5T_C_S1), H5Tclose);
+  Handle scalar(H5Screate(H5S_SCALAR), H5Sclose);
+  if (!string_type.valid() || H5Tset_size(string_type.get(), sizeof type - 1) < 0 ||
+      H5Tset_strpad(string_type.get(), H5T_STR_NULLPAD) < 0 ||
+      H5Tset_cset(string_type.get(), H5T_CSET_ASCII) < 0)
+    fail(where + ": cannot describe the attribute 'Type'" + hdf5_detail());
+  write_attribute(group, "Type", string_type.get(), string_type.get(), scalar.get(), type, where);
+}
+
+} // namespace
+
+void OutputFile::write_vtkhdf_cells(HostCells const& cells) {
+  impl_->require_open("write_vtkhdf_cells");
+  loom::Ranks const& ranks = impl_->ranks;
+  std::string const& path = impl_->path;
+  std::int64_t const n = cells.offsets.extent(0) > 0 ? cells.offsets.extent(0) - 1 : 0;
+  std::int64_t const vertices = cells.vertices.extent(0);
+  std::int64_t const first_seed = rows_in_order(ranks.comm(), n).first.first;
+  // What the partition holds beyond the caller's arrays.
+  std::vector<std::int64_t> offsets, connectivity, seed_index;
+  std::vector<double> points;
+  std::vector<std::uint8_t> types;
+  std::string names; // the cell data's, which every process must give alike
+  for (auto const& data : cells.cell_data)
+    names += data.first + '\n';
+  if (!same_everywhere(ranks, names))
+    throw loom::Error(quoted(path) + ": cannot write the cells: the processes give different "
+                                     "cell data",
+                      true);
+  agreed(ranks, [&] {
+    std::string const problem = cells_problem(cells);
+    if (!problem.empty())
+      fail(quoted(path) + ": cannot write the cells: " + problem);
+    offsets.assign(n + 1, 0);
+    for (std::int64_t i = 0; i < n; ++i)
+      offsets[i + 1] = cells.offsets(i + 1);
+    connectivity.resize(vertices);
+    points.resize(3 * vertices);
+    for (std::int64_t k = 0; k < vertices; ++k) {
+      connectivity[k] = k;
+      points[3 * k] = cells.vertices(k, 0);
+      points[3 * k + 1] = cells.vertices(k, 1);
+      points[3 * k + 2] = 0;
+    }
+    // VTK_POLYGON, or VTK_EMPTY_CELL for an empty cell: VTK 9.1's vtkCellSizeFilter and
+    // vtkIntegrateAttributes crash on polygons without points.
+    types.resize(n);
+    for (std::int64_t i = 0; i < n; ++i)
+      types[i] = offsets[i + 1] > offsets[i] ? 7 : 0;
+    seed_index.resize(n);
+    for (std::int64_t i = 0; i < n; ++i)
+      seed_index[i] = first_seed + i;
+  });
+  {
+    QuietErrors quiet;
+    agreed(ranks, [&] {
+      htri_t const exists = H5Lexists(impl_->file.get(), "VTKHDF", H5P_DEFAULT);
+      H5Eclear2(H5E_DEFAULT);
+      if (exists > 0)
+        fail(quoted(path) + ": the cells (group 'VTKHDF') were already written");
+      Handle group(H5Gcreate2(impl_->file.get(), "VTKHDF", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
+                   H5Gclose);
+      Handle cell_data(
+          group.valid() ? H5Gcreate2(group.get(), "CellData", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT)
+                        : invalid_id,
+          H5Gclose);
+      if (!cell_data.valid())
+        fail(quoted(path) + ": cannot create the group 'VTKHDF'" + hdf5_detail());
+      write_vtkhdf_attributes(group.get(), quoted(path));
+    });
+  }
+  auto const integers = [&](char const* name, std::int64_t count, std::int64_t const* data) {
+    impl_->write_rows(std::string("VTKHDF/") + name, 0, count, data, H5T_NATIVE_INT64,
+                      H5T_STD_I64LE);
+  };
+  integers("NumberOfPoints", 1, &vertices);
+  integers("NumberOfCells", 1, &n);
+  integers("NumberOfConnectivityIds", 1, &vertices);
+  impl_->write_rows("VTKHDF/Points", 3, vertices, points.data(), H5T_NATIVE_DOUBLE, H5T_IEEE_F64LE);
+  impl_->write_rows("VTKHDF/Types", 0, n, types.data(), H5T_NATIVE_UINT8, H5T_STD_U8LE);
+  integers("Connectivity", vertices, connectivity.data());
+  integers("Offsets", n + 1, offsets.data());
+  integers("CellData/seed_index", n, seed_index.data());
+  for (auto const& [name, values] : cells.cell_data)
+    impl_->write_rows("VTKHDF/CellData/" + name, 0, n, values.data(), H5T_NATIVE_DOUBLE,
+                      H5T_IEEE_F64LE);
 }
 
 void OutputFile::commit() {

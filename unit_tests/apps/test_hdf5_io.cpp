@@ -14,6 +14,7 @@
 #include <fstream>
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 using sdot_test::directory_entries;
@@ -290,6 +291,101 @@ TEST(Hdf5Output, UncreatableFile) {
   expect_collective_error([&] { sdot::hdf5::OutputFile out(MPI_COMM_WORLD, path); },
                           {"cannot create", "no_such_directory/out.h5.tmp-"});
   expect_collective_error([&] { sdot::hdf5::OutputFile out(MPI_COMM_WORLD, ""); }, {"empty"});
+  expect_no_temporary();
+}
+
+namespace {
+// The cells of process p in Hdf5Output.VtkhdfCells: none on process 1, else p + 2, the second
+// one empty; cell g (global) is the triangle (g, 0), (g + 1, 0), (g, 1) of measure g / 2.
+std::int64_t cells_of(int p) {
+  return p == 1 ? 0 : p + 2;
+}
+sdot::hdf5::HostCells test_cells(int p) {
+  std::int64_t const n = cells_of(p), first = first_row(cells_of, p);
+  sdot::hdf5::HostCells cells;
+  cells.offsets = sdot::hdf5::HostOffsets("test::offsets", n + 1);
+  cells.vertices = sdot::hdf5::HostPoints("test::vertices", 3 * (n > 1 ? n - 1 : n));
+  sdot::hdf5::HostVector measure("test::measure", n);
+  std::int64_t k = 0;
+  for (std::int64_t i = 0; i < n; ++i) {
+    double const g = static_cast<double>(first + i);
+    if (i != 1)
+      for (auto [x, y] : {std::pair<double, double>{g, 0}, {g + 1, 0}, {g, 1}})
+        cells.vertices(k, 0) = x, cells.vertices(k, 1) = y, ++k;
+    cells.offsets(i + 1) = k;
+    measure(i) = g / 2;
+  }
+  cells.cell_data = {{"measure", measure}};
+  return cells;
+}
+} // namespace
+
+// The VTKHDF layout, one partition per process (test_sdot_measures.cpp reads such
+// files with VTK itself), and its collective errors.
+TEST(Hdf5Output, VtkhdfCells) {
+  int const rank = world_rank(), size = world_size();
+  std::string const path = file("cells.vtkhdf");
+  {
+    sdot::hdf5::OutputFile out(MPI_COMM_WORLD, path);
+    out.write_vtkhdf_cells(test_cells(rank));
+    expect_collective_error([&] { out.write_vtkhdf_cells(test_cells(rank)); },
+                            {"cells.vtkhdf': the cells (group 'VTKHDF') were already written"});
+    out.commit();
+  }
+  if (rank == 0) {
+    std::vector<double> cells, points, offsets, types, connectivity, seeds, measures, xyz;
+    for (int p = 0; p < size; ++p) {
+      std::int64_t const n = cells_of(p), first = first_row(cells_of, p);
+      std::int64_t const v = 3 * (n > 1 ? n - 1 : n);
+      cells.push_back(static_cast<double>(n));
+      points.push_back(static_cast<double>(v));
+      offsets.push_back(0);
+      for (std::int64_t i = 0; i < n; ++i) {
+        double const g = static_cast<double>(first + i);
+        offsets.push_back(offsets.back() + (i == 1 ? 0 : 3));
+        types.push_back(i == 1 ? 0 : 7); // VTK_EMPTY_CELL, VTK_POLYGON
+        seeds.push_back(g);
+        measures.push_back(g / 2);
+        if (i != 1)
+          xyz.insert(xyz.end(), {g, 0, 0, g + 1, 0, 0, g, 1, 0});
+      }
+      for (std::int64_t k = 0; k < v; ++k)
+        connectivity.push_back(static_cast<double>(k));
+    }
+    EXPECT_EQ(h5_read(path, "VTKHDF/NumberOfCells").values, cells);
+    EXPECT_EQ(h5_read(path, "VTKHDF/NumberOfPoints").values, points);
+    EXPECT_EQ(h5_read(path, "VTKHDF/NumberOfConnectivityIds").values, points);
+    EXPECT_EQ(h5_read(path, "VTKHDF/Offsets").values, offsets);
+    EXPECT_EQ(h5_read(path, "VTKHDF/Types").values, types);
+    EXPECT_EQ(h5_read(path, "VTKHDF/Connectivity").values, connectivity);
+    EXPECT_EQ(h5_read(path, "VTKHDF/Points").values, xyz);
+    EXPECT_EQ(h5_read(path, "VTKHDF/CellData/seed_index").values, seeds);
+    EXPECT_EQ(h5_read(path, "VTKHDF/CellData/measure").values, measures);
+  }
+  // Inconsistent cells on one process (the last one with cells): every process throws.
+  int const spoilt = cells_of(size - 1) > 0 ? size - 1 : 0;
+  auto const bad = [&](std::function<void(sdot::hdf5::HostCells&)> const& spoil) {
+    sdot::hdf5::OutputFile out(MPI_COMM_WORLD, file("bad.vtkhdf"));
+    sdot::hdf5::HostCells cells = test_cells(rank);
+    if (rank == spoilt)
+      spoil(cells);
+    out.write_vtkhdf_cells(cells);
+  };
+  std::string const where = "bad.vtkhdf': cannot write the cells: ";
+  expect_collective_error(
+      [&] { bad([](sdot::hdf5::HostCells& c) { c.offsets(c.offsets.extent(0) - 1) += 1; }); },
+      {where + "the offsets go from 0 to"});
+  expect_collective_error(
+      [&] { bad([](sdot::hdf5::HostCells& c) { c.offsets(1) = c.offsets(2) + 1; }); },
+      {where + "the offsets decrease at cell 1"});
+  expect_collective_error(
+      [&] { bad([](sdot::hdf5::HostCells& c) { c.cell_data[0].second = {}; }); },
+      {where + "cell data 'measure' has 0 values for"});
+  expect_collective_error(
+      [&] { bad([](sdot::hdf5::HostCells& c) { c.cell_data.push_back(c.cell_data[0]); }); },
+      {size > 1 ? "the processes give different cell data" : "repeated cell data name 'measure'"});
+  if (rank == 0)
+    EXPECT_FALSE(std::filesystem::exists(file("bad.vtkhdf")));
   expect_no_temporary();
 }
 

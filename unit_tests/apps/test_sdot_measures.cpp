@@ -1,6 +1,7 @@
 // The sdot-measures program, run as a separate process on files written here with the serial
 // HDF5 API: its measures against sdot::PowerDiagram on the same data, its random clouds, and
 // its handling of bad input (message, exit status, no output file left behind).
+#include "apps/cell_checks.hpp"
 #include "apps/h5_files.hpp"
 #include "apps/run_program.hpp"
 #include "sdot/clouds.hpp"
@@ -340,6 +341,15 @@ TEST(SdotMeasures, BadInputIsReportedAndLeavesNoFile) {
       {"one_file", good, "@/in.h5", "INPUT.h5 and OUTPUT.h5 are expected", 2},
       {"three_files", good, io + " @/more.h5", "INPUT.h5 and OUTPUT.h5 are expected", 2},
       {"uncreatable_output", good, "@/in.h5 @/no/out.h5", "cannot create '@/no/out.h5.tmp-", 1},
+      {"uncreatable_cells", good, io + " --cells @/no/cells.vtkhdf",
+       "cannot create '@/no/cells.vtkhdf.tmp-", 1},
+      {"uncreatable_picture", good, io + " --svg @/no/cells.svg",
+       "sdot::write_svg: cannot write @/no/cells.svg.tmp", 1},
+      {"cells_are_the_output", good, io + " --cells @/out.h5",
+       "--cells @/out.h5 names another output too", 2},
+      {"picture_too_large", good, "--random 10001 --svg @/cells.svg",
+       "--svg draws at most 10000 seeds, not 10001", 2},
+      {"missing_cells", good, io + " --cells", "option --cells needs a value", 2},
   };
   std::vector<std::string> args;
   std::vector<std::vector<std::string>> before;
@@ -482,4 +492,74 @@ TEST(SdotMeasures, SeveralProcesses) {
   EXPECT_FALSE(std::filesystem::exists(scratch / "nan_out.h5"));
   EXPECT_FALSE(std::filesystem::exists(scratch / "no_weights_out.h5"));
   EXPECT_FALSE(has_temporary(scratch.path()));
+}
+
+// --cells and --svg: the files of the cells, written under any number of processes; VTK's own
+// reader finds in the --cells file one partition per process, the cells' areas (with VTK's
+// computation) and the cell data (cell_checks.hpp). The clouds have empty cells (very low
+// weights), and under 3 processes one process holds no seed.
+TEST(SdotMeasures, CellFiles) {
+  ScratchDirectory scratch;
+  Cloud c = uniform_cloud(200, 1e-3, 21);
+  c.w[5] = c.w[150] = -1; // empty cells, on both processes of 2
+  write_cloud(scratch / "in.h5", c);
+  auto file = [&](std::string const& name) { return quote(scratch / name); };
+  struct Run {
+    std::string name, args;
+    int processes;
+  };
+  std::vector<Run> const runs{
+      {"one", file("in.h5"), 0},
+      {"two", file("in.h5"), 2},
+      {"boxes", file("in.h5") + " --nb-boxes 2 --msg-capacity 2", 2},
+      {"tiny", "--random 2", 3},
+      {"random", "--random 80", 2},
+  };
+  std::vector<Job> jobs;
+  for (auto const& r : runs)
+    jobs.push_back({r.args + " " + file(r.name + ".h5") + " --cells " + file(r.name + ".vtkhdf") +
+                        " --svg " + file(r.name + ".svg"),
+                    r.processes});
+  auto const outcomes = run_all(jobs, scratch);
+  for (std::size_t k = 0; k < runs.size(); ++k) {
+    Outcome const& o = outcomes[k];
+    std::string const prefix = scratch / runs[k].name;
+    ASSERT_EQ(o.status, 0) << runs[k].name << ": " << o.err;
+    expect_one_json_line(o);
+    auto const measures = h5_read(prefix + ".h5", "measures").values;
+    if (runs[k].args.rfind("--random", 0) != 0)
+      EXPECT_EQ(measures[5] + measures[150], 0) << "not empty";
+    expect_picture(prefix + ".svg", measures);
+#ifdef SDOT_VTK_READER
+    auto vtk =
+        expect_cells_read_by_vtk(prefix + ".vtkhdf", runs[k].processes, measures, 1, scratch);
+    EXPECT_EQ(vtk["weight"], runs[k].args.rfind("--random", 0) == 0
+                                 ? h5_read(prefix + ".h5", "weights").values
+                                 : c.w);
+#endif
+  }
+  EXPECT_FALSE(has_temporary(scratch.path()));
+}
+
+// Under several processes, a bad --cells path or an unwritable picture (written by process 0
+// alone) stops every process with one message, and leaves no file.
+TEST(SdotMeasures, CellFilesErrorsUnderSeveralProcesses) {
+  ScratchDirectory scratch;
+  auto file = [&](std::string const& name) { return quote(scratch / name); };
+  auto const outcomes = run_all(
+      std::vector<Job>{{"--random 50 " + file("a.h5") + " --cells " + file("no/cells.vtkhdf"), 2},
+                       {"--random 50 " + file("b.h5") + " --svg " + file("no/cells.svg") +
+                            " --cells " + file("b.vtkhdf"),
+                        2}},
+      scratch);
+  for (auto [k, fragment] :
+       {std::pair<int, std::string>{0, "cannot create '" + scratch / "no/cells.vtkhdf.tmp-"},
+        std::pair<int, std::string>{1, "cannot write " + scratch / "no/cells.svg.tmp"}}) {
+    Outcome const& o = outcomes[k];
+    EXPECT_EQ(o.status, 1) << o.err;
+    EXPECT_EQ(o.out, "");
+    EXPECT_EQ(occurrences(o.err, "sdot-measures: error: "), 1u) << o.err;
+    EXPECT_NE(o.err.find(fragment), std::string::npos) << o.err;
+  }
+  EXPECT_EQ(directory_entries(scratch.path()), std::vector<std::string>{}) << "left behind";
 }

@@ -1,7 +1,9 @@
 // The sdot-ot program, run as a separate process on files written here with the serial HDF5
 // API, directly and under mpiexec: the weights it writes give the prescribed masses (checked
-// with sdot::PowerDiagram on the same positions), its progress lines and --quiet, and bad
-// masses (message, exit status, no output file left behind).
+// with sdot::PowerDiagram on the same positions), its progress lines and --quiet, bad masses
+// (message, exit status, no output file left behind), and the files of the cells (--cells,
+// --svg).
+#include "apps/cell_checks.hpp"
 #include "apps/h5_files.hpp"
 #include "apps/run_program.hpp"
 #include "sdot/clouds.hpp"
@@ -11,6 +13,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <filesystem>
 #include <regex>
 #include <sstream>
 #include <string>
@@ -33,6 +36,12 @@ std::vector<double> varying_masses(Cloud const& c) {
   for (auto& v : m)
     v /= sum;
   return m;
+}
+
+// An input of sdot-ot: the positions of `c` and their masses.
+void write_input(std::string const& path, Cloud const& c, std::vector<double> const& masses) {
+  hsize_t const n = c.x.size();
+  H5Writer(path).add("positions", {n, 2}, flat_positions(c)).add("masses", {n}, masses);
 }
 
 // The progress lines of a run: the relative error of each.
@@ -59,9 +68,7 @@ TEST(SdotOt, WeightsGiveTheMassesAtAnyProcessCount) {
   Cloud const c = clustered_cloud(500, 13);
   hsize_t const n = c.x.size();
   auto const masses = varying_masses(c);
-  H5Writer(scratch / "in.h5")
-      .add("positions", {n, 2}, flat_positions(c))
-      .add("masses", {n}, masses);
+  write_input(scratch / "in.h5", c, masses);
   H5Writer(scratch / "uniform.h5").add("positions", {n, 2}, flat_positions(c));
   auto file = [&](std::string const& name) { return quote(scratch / name); };
   auto const outcomes =
@@ -101,18 +108,13 @@ TEST(SdotOt, WeightsGiveTheMassesAtAnyProcessCount) {
 TEST(SdotOt, BadMassesAreRefused) {
   ScratchDirectory scratch;
   Cloud const c = uniform_cloud(300, 0, 14);
-  hsize_t const n = c.x.size();
   auto masses = varying_masses(c);
   auto doubled = masses;
   for (auto& m : doubled)
     m *= 2;
   masses[217] = -1e-3;
-  H5Writer(scratch / "negative.h5")
-      .add("positions", {n, 2}, flat_positions(c))
-      .add("masses", {n}, masses);
-  H5Writer(scratch / "doubled.h5")
-      .add("positions", {n, 2}, flat_positions(c))
-      .add("masses", {n}, doubled);
+  write_input(scratch / "negative.h5", c, masses);
+  write_input(scratch / "doubled.h5", c, doubled);
   auto file = [&](std::string const& name) { return quote(scratch / name); };
   auto const outcomes =
       run_all(std::vector<Job>{{file("negative.h5") + " " + file("negative_out.h5"), 0},
@@ -128,4 +130,38 @@ TEST(SdotOt, BadMassesAreRefused) {
   EXPECT_NE(outcomes[2].err.find("add up to"), std::string::npos) << outcomes[2].err;
   for (auto const& name : directory_entries(scratch.path()))
     EXPECT_EQ(name.find("_out"), std::string::npos) << "left behind: " << name;
+}
+
+// The cells at the weights found: the picture, and the --cells file as VTK's own reader reads
+// it (cell_checks.hpp: one partition per process, VTK's areas are the measures), with the
+// cell data target_mass and weight. --svg is refused beyond write_svg's limit before solving.
+TEST(SdotOt, CellFiles) {
+  ScratchDirectory scratch;
+  Cloud const c = clustered_cloud(300, 15);
+  auto const masses = varying_masses(c);
+  write_input(scratch / "in.h5", c, masses);
+  H5Writer(scratch / "large.h5").add("positions", {10001, 2}, std::vector<double>(20002, 0.5));
+  auto file = [&](std::string const& name) { return quote(scratch / name); };
+  auto const outcomes = run_all(
+      std::vector<Job>{
+          {file("in.h5") + " " + file("out.h5") + " --quiet --cells " + file("cells.vtkhdf") +
+               " --svg " + file("cells.svg"),
+           2},
+          {file("large.h5") + " " + file("large_out.h5") + " --svg " + file("large.svg"), 0}},
+      scratch);
+  ASSERT_EQ(outcomes[0].status, 0) << outcomes[0].err;
+  auto const measures = h5_read(scratch / "out.h5", "measures").values;
+  expect_picture(scratch / "cells.svg", measures);
+#ifdef SDOT_VTK_READER
+  auto vtk = expect_cells_read_by_vtk(scratch / "cells.vtkhdf", 2, measures, 1, scratch);
+  EXPECT_EQ(vtk["target_mass"], masses);
+  EXPECT_EQ(vtk["weight"], h5_read(scratch / "out.h5", "weights").values);
+#endif
+  Outcome const& large = outcomes[1];
+  EXPECT_EQ(large.status, 2) << large.err;
+  EXPECT_NE(large.err.find("sdot-ot: error: --svg draws at most 10000 seeds, not 10001"),
+            std::string::npos)
+      << large.err;
+  EXPECT_FALSE(std::filesystem::exists(scratch / "large_out.h5"));
+  EXPECT_FALSE(std::filesystem::exists(scratch / "large.svg"));
 }

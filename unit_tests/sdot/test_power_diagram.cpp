@@ -2,15 +2,22 @@
 #include "brute_force.hpp"
 #include "clouds.hpp"
 
+#include <sdot/picture.hpp>
 #include <sdot/sdot.hpp>
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <limits>
 #include <numeric>
 #include <random>
+#include <string>
+
+#include <unistd.h>
 
 using namespace sdot_test;
 
@@ -597,6 +604,31 @@ TEST(PowerDiagram, CellPolygons) {
     }
     EXPECT_NEAR(a / 2, measures[i], 1e-15);
   }
+}
+
+TEST(PowerDiagram, PictureOfTheCells) {
+  auto c = uniform_cloud(200, 0.003, 15);
+  sdot::PowerDiagram<> pd(positions_view(c), weights_view(c), unit_square());
+  std::string const path = (std::filesystem::temp_directory_path() /
+                            ("sdot-picture-" + std::to_string(getpid()) + ".svg"))
+                               .string();
+  sdot::write_svg(path, pd.cell_polygons(), positions_view(c), pd.domain(), pd.measures());
+  std::ifstream in(path);
+  std::string const svg((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::size_t polygons = 0;
+  for (auto at = svg.find("<polygon "); at != std::string::npos; at = svg.find("<polygon ", at + 1))
+    ++polygons;
+  auto const measures = to_vector(pd.measures());
+  EXPECT_EQ(polygons,
+            static_cast<std::size_t>(200 - std::count(measures.begin(), measures.end(), 0.0)));
+  std::filesystem::remove(path);
+  sdot::PictureOptions few;
+  few.max_cells = 199; // more cells are refused, nothing is written
+  EXPECT_THROW(
+      sdot::write_svg(path, pd.cell_polygons(), positions_view(c), pd.domain(), pd.measures(), few),
+      std::invalid_argument);
+  EXPECT_FALSE(std::filesystem::exists(path));
+  EXPECT_EQ(sdot::PictureOptions{}.max_cells, 10000);
 }
 
 TEST(PowerDiagram, CellsFarFromTheirSeedsAreExactToTheirSeedsRounding) {
