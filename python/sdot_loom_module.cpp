@@ -369,6 +369,84 @@ bool tensors_from(py::handle positions) {
   return is_tensor(positions);
 }
 
+// ---- loom's operations: route, exchange, Capacity, spmd ----------------------------------------
+
+/// Raised by loom's operations for an error that every process raises alike (a collective
+/// loom::Error): a ValueError, which a program run by loom.spmd passes on as such.
+py::object& collective_error() {
+  static py::object type; // set when the module is imported
+  return type;
+}
+
+/// Runs one of loom's operations: a collective loom::Error becomes loom.CollectiveError.
+template <class F>
+auto operation(F&& f) {
+  try {
+    return f();
+  } catch (loom::Error const& e) {
+    if (!e.collective())
+      throw;
+    PyErr_SetString(collective_error().ptr(), e.what());
+    throw py::error_already_set();
+  }
+}
+
+/// loom.Capacity: a size that loom.spmd grows (doubling) and reruns the program with.
+struct PyCapacity {
+  loom::Capacity capacity;
+};
+
+/// Rows packed by destination (loom.route) or received (loom.exchange): `data` [local_count,
+/// size, capacity, cols], -1 where empty, and `counts` [local_count, size].
+struct PyRouted {
+  Held<loom::Routed<double, MemorySpace>> routed;
+};
+
+PyRouted route_rows(PyRanks const& ranks, py::handle dest, PySpread const& rows,
+                    PyCapacity const& capacity) {
+  py::array_t<int, py::array::c_style | py::array::forcecast> const d =
+      py::array_t<int, py::array::c_style | py::array::forcecast>::ensure(dest);
+  if (!d || d.ndim() != 1)
+    throw py::value_error("loom.route: dest must be one integer per row of this process");
+  Kokkos::View<int*, MemorySpace> device_dest(
+      Kokkos::view_alloc(Kokkos::WithoutInitializing, "loom::python::dest"), d.shape(0));
+  auto host = Kokkos::create_mirror_view(device_dest);
+  for (py::ssize_t i = 0; i < d.shape(0); ++i)
+    host(i) = d.at(i);
+  Kokkos::deep_copy(device_dest, host);
+  return operation([&] {
+    return PyRouted{Held<loom::Routed<double, MemorySpace>>(rows.visit([&](auto const& r) {
+      return loom::route(ranks.ranks, device_dest, r.value(), r.offsets(), capacity.capacity);
+    }))};
+  });
+}
+
+/// What a Python program run by loom.spmd is to loom::Spmd: the callable, called with the
+/// ranks and the call's arguments. A loom.CollectiveError raised in it is the same on every
+/// process and goes on as a collective loom::Error; any other exception escapes as one process's
+/// failure (loom::spmd ends the job when there are several processes).
+struct PyProgram {
+  py::object program;
+  py::object operator()(loom::Ranks const& ranks, py::args const& args) const {
+    try {
+      return program(PyRanks{ranks}, *args);
+    } catch (py::error_already_set& e) {
+      if (e.matches(collective_error()))
+        throw loom::Error(py::str(e.value()).cast<std::string>(), true);
+      throw;
+    }
+  }
+};
+
+/// loom.spmd(program, ranks): a callable running `program(ranks, *args)` on every process,
+/// rerun with larger Capacities while any overflowed on any rank.
+struct PySpmd {
+  loom::Spmd<PyProgram> spmd;
+  py::object call(py::args const& args) {
+    return operation([&] { return spmd(args); });
+  }
+};
+
 // ---- sdot ---------------------------------------------------------------------------------------
 
 using WholeDiagram = sdot::PowerDiagram<Space, sdot::WholeInput>;
@@ -564,6 +642,49 @@ PYBIND11_MODULE(_sdot_loom, m) {
       py::arg("collectives"), py::arg("boxes_per_process") = 1);
   m.def(
       "box_ranks", [](int count) { return PyRanks{loom::BoxRanks(count)}; }, py::arg("count"));
+
+  collective_error() = py::reinterpret_steal<py::object>(
+      PyErr_NewException("_sdot_loom.CollectiveError", PyExc_ValueError, nullptr));
+  m.attr("CollectiveError") = collective_error();
+  py::class_<PyCapacity>(m, "Capacity")
+      .def(py::init([](int initial) { return PyCapacity{loom::Capacity(initial)}; }),
+           py::arg("initial") = 1)
+      .def_property_readonly("value", [](PyCapacity const& c) { return c.capacity.value(); });
+  py::class_<PyRouted>(m, "Routed")
+      .def_property_readonly(
+          "data",
+          [](PyRouted const& r) {
+            auto const data =
+                Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), r.routed.get().data);
+            return py::array_t<double>(
+                {data.extent(0), data.extent(1), data.extent(2), data.extent(3)}, data.data());
+          })
+      .def_property_readonly("counts", [](PyRouted const& r) {
+        auto const counts =
+            Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), r.routed.get().counts);
+        return py::array_t<int>({counts.extent(0), counts.extent(1)}, counts.data());
+      });
+  m.def("route", &route_rows, py::arg("ranks"), py::arg("dest"), py::arg("rows"),
+        py::arg("capacity"));
+  m.def(
+      "exchange",
+      [](PyRanks const& ranks, PyRouted const& sent) {
+        return operation([&] {
+          return PyRouted{Held<loom::Routed<double, MemorySpace>>(
+              loom::exchange(ranks.ranks, sent.routed.get()))};
+        });
+      },
+      py::arg("ranks"), py::arg("sent"));
+  py::class_<PySpmd>(m, "Spmd")
+      .def("__call__", &PySpmd::call)
+      .def_property_readonly("last_reruns", [](PySpmd const& p) { return p.spmd.last_reruns(); })
+      .def_property_readonly("total_reruns", [](PySpmd const& p) { return p.spmd.total_reruns(); });
+  m.def(
+      "spmd",
+      [](py::object program, PyRanks const& ranks, int max_reruns) {
+        return PySpmd{loom::spmd(PyProgram{std::move(program)}, ranks.ranks, max_reruns)};
+      },
+      py::arg("program"), py::arg("ranks"), py::arg("max_reruns") = 16);
 
   py::class_<PySpread>(m, "Spread")
       .def_property_readonly("value", &PySpread::value, "This process's block (a new NumPy array)")

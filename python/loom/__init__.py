@@ -5,13 +5,24 @@ boxes in one process.
     ranks = loom.MpiRanks(MPI.COMM_WORLD)      # one rank per process
     block = loom.spread(my_rows, ranks)          # this process's block of a spread array
     whole = loom.gather_to_host(block)           # the whole array, on every process
+
+A distributed program written once (loom.spmd), with rows routed between the ranks:
+
+    slots = loom.Capacity(2)                     # grown, and the program rerun, when too small
+    def program(ranks, values):
+        sent = loom.route(ranks, dest, values, slots)    # rows packed by destination rank
+        got = loom.exchange(ranks, sent)                 # what the others sent to this process
+        ...
+    result = loom.spmd(program, ranks)(values)
 """
 import numpy
 
-from _sdot_loom import (Ranks, Spread, box_ranks, gather_to_host, mpi_ranks, process_group_ranks,
-                        spread, spread_host)
+from _sdot_loom import (Capacity, CollectiveError, Ranks, Routed, Spmd, Spread, box_ranks, exchange,
+                        gather_to_host, mpi_ranks, process_group_ranks, route, spmd, spread,
+                        spread_host)
 
-__all__ = ["BoxRanks", "MpiRanks", "Ranks", "Spread", "TorchRanks", "gather_to_host", "spread",
+__all__ = ["BoxRanks", "Capacity", "CollectiveError", "MpiRanks", "Ranks", "Routed", "Spmd",
+           "Spread", "TorchRanks", "exchange", "gather_to_host", "route", "spmd", "spread",
            "spread_host"]
 
 

@@ -1,6 +1,6 @@
 """Spread input under MPI (any process count): the measures against one process's whole
 diagram, the collective reductions, bad input on one process reported on every process, and
-optimal transport on spread seeds."""
+optimal transport on spread seeds, and loom's operations."""
 import loom
 import numpy as np
 import sdot
@@ -68,6 +68,25 @@ except ValueError as error:
     message = str(error)
 assert "add up to" in message, message
 assert all(other == message for other in comm.allgather(message))
+
+# loom's operations: a bad destination on the last process only makes every process raise the
+# same loom.CollectiveError out of loom.spmd.
+values = loom.spread_host(np.arange(8.0), ranks)
+
+
+def route_to(ranks, values):
+    dest = np.zeros(len(values.value), dtype=np.int64)
+    if rank == size - 1:
+        dest[:] = size
+    return loom.exchange(ranks, loom.route(ranks, dest, values, loom.Capacity(1))).data
+
+
+try:
+    loom.spmd(route_to, ranks)(values)
+    raise AssertionError("no error for a destination out of range")
+except loom.CollectiveError as error:
+    message = str(error)
+assert "route" in message and all(other == message for other in comm.allgather(message))
 
 comm.Barrier()
 if rank == 0:

@@ -241,3 +241,40 @@ def test_same_bits_as_the_cpp_library(nb_boxes, tmp_path):
                                nb_boxes=nb_boxes).measures
     assert cpp.shape == python.shape
     assert cpp.tobytes() == python.tobytes()
+
+
+def test_loom_program_reruns_with_a_larger_capacity():
+    ranks = loom.BoxRanks(3)
+    slots = loom.Capacity(1)
+    calls = []
+
+    def program(ranks, values, offset):
+        calls.append(slots.value)
+        dest = np.zeros(len(values.value), dtype=np.int64)  # every row to rank 0
+        got = loom.exchange(ranks, loom.route(ranks, dest, values, slots))
+        assert got.data.shape == (3, 3, slots.value, 1) and got.counts.shape == (3, 3)
+        return got.data[0][got.data[0] >= 0].sum() + offset
+
+    run = loom.spmd(program, ranks)
+    assert run(loom.spread_host(np.arange(12.0), ranks), 100) == 66 + 100
+    assert calls == [1, 4] and slots.value == 4 and run.last_reruns == 1
+    assert run(loom.spread_host(np.arange(12.0), ranks), 0) == 66 and run.last_reruns == 0
+
+
+def test_loom_errors_in_a_program():
+    ranks = loom.BoxRanks(2)
+    values = loom.spread_host(np.arange(4.0), ranks)
+
+    def bad_destination(ranks, values):
+        return loom.route(ranks, np.full(len(values.value), 7), values, loom.Capacity(2))
+
+    with pytest.raises(loom.CollectiveError, match="route"):  # a ValueError on every process
+        loom.spmd(bad_destination, ranks)(values)
+    with pytest.raises(ValueError, match="dest"):
+        loom.route(ranks, np.zeros((2, 2)), values, loom.Capacity(2))
+
+    def fails(ranks, values):
+        raise KeyError("the program's own error")
+
+    with pytest.raises(KeyError, match="own error"):  # one process: it propagates as it is
+        loom.spmd(fails, ranks)(values)
