@@ -18,6 +18,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <map>
 #include <memory>
@@ -65,6 +66,10 @@ struct PowerDiagramOptions {
   /// diagram anyway, as the transport solver's damping does. One box only (ignored by
   /// travelling cells); −∞: never.
   double abandon_below = -std::numeric_limits<double>::infinity();
+  /// Called on every process as each phase of a computation ends, with the phase's name and
+  /// its seconds on this process (the entries of PowerDiagramStatistics::seconds but "total"):
+  /// for progress output. Empty: nothing is called.
+  std::function<void(std::string const& phase, double seconds)> phase_ended;
 };
 
 /// What a computation did, for users and benchmarks.
@@ -360,8 +365,9 @@ auto PowerDiagram<ExecutionSpace, Input>::cell_polygons() -> CellPolygons<memory
     return kept_polygons_;
   }
   if (ranks_.size() > 1) {
-    std::map<std::string, double> seconds;
-    auto out = travelling_->run(seconds, true);
+    std::map<std::string, double> seconds; // the polygons' own computation: not reported
+    detail::PhaseClock phases(seconds, detail::PhaseEnded());
+    auto out = travelling_->run(phases, true);
     return {out.polygon_offsets, out.polygon_vertices, out.polygon_labels};
   }
   int const n = size();
@@ -437,7 +443,7 @@ void PowerDiagram<ExecutionSpace, Input>::check_cells() {
 
 template <class ExecutionSpace, class Input>
 void PowerDiagram<ExecutionSpace, Input>::compute_one_box() {
-  Kokkos::Timer phase;
+  detail::PhaseClock phases(statistics_.seconds, options_.phase_ended);
   int const n = size();
   // A new index, new weights in the index built, or (a recomputation) the index as it is.
   if (!tree_built_)
@@ -449,8 +455,7 @@ void PowerDiagram<ExecutionSpace, Input>::compute_one_box() {
   tree_built_ = true;
   reweight_tree_ = false;
   space_.fence();
-  statistics_.seconds["tree"] = phase.seconds();
-  phase.reset();
+  phases.end("tree");
   outputs_ = detail::allocate_cell_outputs(space_, n, "sdot::");
   detail::AbandonBelow<memory_space> abandon;
   if (options_.abandon_below > -std::numeric_limits<double>::infinity()) {
@@ -488,7 +493,7 @@ void PowerDiagram<ExecutionSpace, Input>::compute_one_box() {
   }
   statistics_.abandoned = report.abandoned;
   space_.fence();
-  statistics_.seconds["cells"] = phase.seconds();
+  phases.end("cells");
   statistics_.overflowed_cells = report.overflowed_cells;
   statistics_.vertex_reruns = report.reruns;
   statistics_.final_vertex_capacity = report.final_capacity;
@@ -500,7 +505,8 @@ void PowerDiagram<ExecutionSpace, Input>::compute_travelling() {
     travelling_ = std::make_shared<detail::TravellingCells<ExecutionSpace>>(
         space_, ranks_, positions_, weights_, const_domain_vertices(), const_domain_labels(),
         options_.leaf_size, options_.msg_capacity, options_.inbox_capacity);
-  auto out = travelling_->run(statistics_.seconds, options_.keep_polygons);
+  detail::PhaseClock phases(statistics_.seconds, options_.phase_ended);
+  auto out = travelling_->run(phases, options_.keep_polygons);
   if (options_.keep_polygons)
     kept_polygons_ = {out.polygon_offsets, out.polygon_vertices, out.polygon_labels};
   outputs_.measures = out.measures;

@@ -56,7 +56,14 @@ options:
   --inbox-capacity C     cells one rank sends to one other per round: a sizing hint,
                          grown to what was sent (default 64)
   --vertex-capacity C    vertices of a cell in the kernel's first pass (default 32)
+  --progress             a line on stderr as each phase ends (default: only once the run
+                         has lasted 5 s)
+  --quiet                no progress lines
   --help                 this help
+
+Progress: process 0 prints "sdot-measures: <phase> <seconds> s" on stderr as each phase ends
+(its own seconds): input (reading or drawing the seeds), then the diagram's phases (tree; or
+boxes, cells and results), then output (writing the files).
 
 It prints one JSON object on one line to stdout: n, ranks, boxes, sum_measures,
 seconds {total, and one entry per phase}, and the diagram's statistics.
@@ -72,6 +79,34 @@ struct Options {
   bool centroids = false;
   sdot::apps::CellFileOptions cell_files;
   sdot::PowerDiagramOptions diagram;
+  enum class Progress { long_runs, always, never } progress = Progress::long_runs;
+};
+
+/// The progress lines on stderr, from process 0.
+class Progress {
+public:
+  /// A run is long, and prints its phases by default, once it has lasted this long.
+  static constexpr double long_run_seconds = 5;
+
+  Progress(Options::Progress mode, bool process_0) : mode_(mode), process_0_(process_0) {}
+  /// Phase `phase` ended after `seconds` (on this process).
+  void ended(std::string const& phase, double seconds) const {
+    if (!process_0_ || mode_ == Options::Progress::never ||
+        (mode_ == Options::Progress::long_runs && since_start_.seconds() < long_run_seconds))
+      return;
+    std::fprintf(stderr, "sdot-measures: %s %.3f s\n", phase.c_str(), seconds);
+    std::fflush(stderr);
+  }
+  /// Ends phase `phase`, timed from the previous call (or the start).
+  void end(std::string const& phase) {
+    ended(phase, phase_.seconds());
+    phase_.reset();
+  }
+
+private:
+  Options::Progress mode_;
+  bool process_0_;
+  Kokkos::Timer since_start_, phase_;
 };
 
 Options parse(std::vector<std::string> const& args) {
@@ -94,6 +129,10 @@ Options parse(std::vector<std::string> const& args) {
       o.seed_given = true;
     } else if (arg == "--centroids") {
       o.centroids = true;
+    } else if (arg == "--progress") {
+      o.progress = Options::Progress::always;
+    } else if (arg == "--quiet") {
+      o.progress = Options::Progress::never;
     } else if (o.cell_files.take(arg, a)) {
     } else if (arg == "--nb-boxes") {
       o.diagram.nb_boxes = capacity(arg);
@@ -239,6 +278,7 @@ int run(std::vector<std::string> const& args) {
   Options const o = parse(args);
   std::vector<sdot::HalfSpace> const boundaries = sdot::box_half_spaces(o.lo, o.hi);
   loom::Ranks const ranks = loom::MpiRanks(MPI_COMM_WORLD);
+  Progress progress(o.progress, ranks.process_rank() == 0);
 
   Seeds const seeds = o.random > 0 ? random_seeds(ranks, o) : read_seeds(ranks, o.input);
   // Created before the computation, so that a bad OUTPUT fails early.
@@ -247,8 +287,15 @@ int run(std::vector<std::string> const& args) {
   if (!o.output.empty())
     output.emplace(ranks.comm(), o.output);
 
+  progress.end("input");
+
+  sdot::PowerDiagramOptions diagram = o.diagram;
+  diagram.phase_ended = [&progress](std::string const& phase, double seconds) {
+    progress.ended(phase, seconds);
+  };
   DiagramResult const result =
-      compute_diagram(seeds, boundaries, o.diagram, o.centroids, cell_files.wanted());
+      compute_diagram(seeds, boundaries, diagram, o.centroids, cell_files.wanted());
+  progress.end("diagram");
 
   sdot::hdf5::HostVector measures, weights;
   sdot::hdf5::HostPoints centroids, positions;
@@ -279,6 +326,7 @@ int run(std::vector<std::string> const& args) {
   if (output)
     output->commit();
   cell_files.commit();
+  progress.end("output");
 
   if (ranks.process_rank() == 0) {
     JsonObject times;

@@ -16,6 +16,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <functional>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -256,6 +257,41 @@ TEST(SdotMeasures, RandomCloudIsTheSameWhateverTheSplit) {
         EXPECT_EQ(w(i), whole_w(first + i));
       }
     }
+}
+
+TEST(SdotMeasures, ProgressLines) {
+  ScratchDirectory scratch;
+  auto const outcomes = run_all(std::vector<Job>{{"--random 500 --progress", 0},
+                                                 {"--random 500 --progress --nb-boxes 2", 2},
+                                                 {"--random 500 --quiet", 2},
+                                                 {"--random 500", 2}},
+                                scratch);
+  auto const lines = [](std::string const& err) {
+    std::vector<std::string> phases;
+    std::istringstream in(err);
+    for (std::string line; std::getline(in, line);) {
+      std::istringstream words(line);
+      std::string program, phase, unit;
+      double seconds = -1;
+      words >> program >> phase >> seconds >> unit;
+      EXPECT_EQ(program, "sdot-measures:") << line;
+      EXPECT_GE(seconds, 0) << line;
+      EXPECT_EQ(unit, "s") << line;
+      phases.push_back(phase);
+    }
+    return phases;
+  };
+  for (auto const& o : outcomes)
+    ASSERT_EQ(o.status, 0) << o.err;
+  // Process 0's phases, in order, once each.
+  EXPECT_EQ(lines(outcomes[0].err),
+            (std::vector<std::string>{"input", "tree", "cells", "diagram", "output"}))
+      << outcomes[0].err;
+  EXPECT_EQ(lines(outcomes[1].err),
+            (std::vector<std::string>{"input", "boxes", "cells", "results", "diagram", "output"}))
+      << outcomes[1].err;
+  EXPECT_EQ(outcomes[2].err, "");
+  EXPECT_EQ(outcomes[3].err, ""); // a short run: no line by default
 }
 
 TEST(SdotMeasures, BadInputIsReportedAndLeavesNoFile) {

@@ -16,6 +16,7 @@
 
 #include <sdot/detail/boxes.hpp>
 #include <sdot/detail/cell_kernel.hpp>
+#include <sdot/detail/phase_clock.hpp>
 #include <sdot/detail/polygon_storage.hpp>
 #include <sdot/detail/radix_sort.hpp>
 #include <sdot/detail/scan.hpp>
@@ -553,12 +554,11 @@ public:
         domain_vertices_(domain_vertices), domain_labels_(domain_labels), leaf_size_(leaf_size),
         msg_capacity_(msg_capacity), inbox_capacity_(inbox_capacity) {}
 
-  /// Measures and centroids of this process's seeds; `seconds` gets one entry per phase.
-  DistributedOutputs<memory_space> run(std::map<std::string, double>& seconds,
-                                       bool with_polygons = false) {
+  /// Measures and centroids of this process's seeds; `phases` times the boxes, the cells and
+  /// the results.
+  DistributedOutputs<memory_space> run(PhaseClock& phases, bool with_polygons = false) {
     with_polygons_ = with_polygons;
     loom::compat::ScopedRegion region("sdot::travelling_cells");
-    Kokkos::Timer phase;
     int const n = static_cast<int>(positions_.extent(0));
     // Global numbering: this process's seeds follow those of the processes before it.
     std::vector<std::int64_t> block_sizes = ranks_.allgather(std::vector<std::int64_t>{n});
@@ -573,19 +573,17 @@ public:
     if (!forest_.seeds.all.extent(0) && forest_.local_count == 0)
       build_boxes_and_trees(first_gid, total);
     space_.fence();
-    seconds["boxes"] = phase.seconds();
-    phase.reset();
+    phases.end("boxes");
 
     Rows results = travel();
     statistics_.msg_capacity = msg_capacity_.value();
     statistics_.inbox_capacity = inbox_capacity_.value();
     space_.fence();
-    seconds["cells"] = phase.seconds();
-    phase.reset();
+    phases.end("cells");
 
     DistributedOutputs<memory_space> out = send_results_home(results, first_gid, n);
     space_.fence();
-    seconds["results"] = phase.seconds();
+    phases.end("results");
     // Traffic over all the processes.
     auto traffic =
         ranks_.allgather(std::vector<long>{statistics_.travelled_cells, statistics_.bytes_sent});
