@@ -28,10 +28,21 @@ struct DomainPolygon {
   std::array<double, 2> hi{}; ///< Upper corner of the bounding box.
 };
 
+/// The farthest a seed may lie from the domain's centre on either axis, and half the widest
+/// extent of a domain; weights are bounded by its square in magnitude. Squared distances and
+/// the cells' first moments (lengths cubed) then stay within double's range (about 1.8e308).
+/// Seeds and domains beyond it are refused with an error naming it (PowerDiagram,
+/// domain_polygon).
+inline constexpr double coordinate_limit = 1e100;
+/// The narrowest extent of a domain on either axis: its cells' areas then stay clear of
+/// subnormal numbers, where double loses precision. Narrower domains are refused
+/// (domain_polygon).
+inline constexpr double smallest_domain_width = 1e-140;
+
 /// Intersects the half-spaces.
 /// @throws std::invalid_argument naming the problem when a half-space is not finite or has a
-/// zero normal (with its index), when the intersection is unbounded, or when it is empty or
-/// of zero area.
+/// zero normal (with its index), when the intersection is unbounded, empty or of zero area,
+/// or wider than 2 × coordinate_limit or narrower than smallest_domain_width on an axis.
 DomainPolygon domain_polygon(std::vector<HalfSpace> const& half_spaces);
 
 } // namespace sdot

@@ -155,7 +155,7 @@ public:
       : space_(space), positions_(positions), weights_(weights), options_(options),
         domain_(domain_polygon(boundaries)) {
     check_options();
-    detail::validate_seeds(space_, positions_, weights_);
+    detail::validate_seeds(space_, positions_, weights_, domain_);
     ranks_ = loom::BoxRanks(options_.nb_boxes);
     upload_domain();
   }
@@ -189,7 +189,7 @@ public:
       for (int p = 0; p < ranks_.process_rank(); ++p)
         first += before[p];
       first_global_index_ = first;
-      detail::validate_seeds(space_, positions_, weights_, first);
+      detail::validate_seeds(space_, positions_, weights_, domain_, first);
     } catch (std::invalid_argument const& e) {
       problem = e.what();
     }
@@ -237,7 +237,7 @@ public:
   /// nothing changes then
   template <class I = Input, class = std::enable_if_t<std::is_same<I, WholeInput>::value>>
   void set_weights(scalars_type weights) {
-    detail::validate_seeds(space_, positions_, weights);
+    detail::validate_seeds(space_, positions_, weights, domain_);
     weights_ = weights;
     travelling_.reset(); // its ranks' trees hold the weights
     outputs_ = {};

@@ -164,6 +164,17 @@ DomainPolygon domain_polygon(std::vector<HalfSpace> const& half_spaces) {
       domain.lo[d] = std::min(domain.lo[d], p[d]);
       domain.hi[d] = std::max(domain.hi[d], p[d]);
     }
+  for (int d = 0; d < 2; ++d) {
+    double const width = domain.hi[d] - domain.lo[d];
+    if (!(width <= 2 * coordinate_limit && width >= smallest_domain_width)) {
+      std::ostringstream msg;
+      msg << "sdot: the domain spans [" << domain.lo[d] << ", " << domain.hi[d] << "] on axis " << d
+          << ": its width must lie between " << smallest_domain_width
+          << " (sdot::smallest_domain_width) and 2 x " << coordinate_limit
+          << " (sdot::coordinate_limit), within what double precision can compute";
+      throw std::invalid_argument(msg.str());
+    }
+  }
   return domain;
 }
 

@@ -665,10 +665,12 @@ TEST(PowerDiagram, CellsFarFromTheirSeedsAreExactToTheirSeedsRounding) {
 }
 
 TEST(PowerDiagram, SeedsBeyondDoublePrecisionAreReportedNotComputedWrong) {
-  // Seeds ~1e150 and ~1e160 away from the unit square: the cells cannot be computed in double
-  // (the square vanishes next to the seeds' coordinates, or squared distances overflow). The
-  // measures must not come back wrong: an error naming the problem, at 1 and 8 boxes.
-  for (double scale : {1e150, 1e160})
+  // Seeds far from the unit square. Beyond sdot::coordinate_limit (1e100 from the domain's
+  // centre) the cells' moments overflow: refused before anything is computed, naming the
+  // limit and the first such seed. Within it the cells are computed, or refused after
+  // computing when the square vanishes next to the seeds' coordinates: never wrong measures.
+  // 1 and 8 boxes.
+  for (double scale : {1e10, 1e50, 1e90, 1e100, 1e150, 1e200, 1e300})
     for (int boxes : {1, 8}) {
       auto far = uniform_cloud(100, 0, 16);
       for (auto& x : far.x) {
@@ -677,6 +679,19 @@ TEST(PowerDiagram, SeedsBeyondDoublePrecisionAreReportedNotComputedWrong) {
       }
       sdot::PowerDiagramOptions options;
       options.nb_boxes = boxes;
+      if (scale >= sdot::coordinate_limit) {
+        try {
+          sdot::PowerDiagram<> pd(positions_view(far), weights_view(far), unit_square(), options);
+          ADD_FAILURE() << "scale " << scale << ": seeds beyond the limit were accepted";
+        } catch (std::invalid_argument const& e) {
+          std::string const what = e.what();
+          EXPECT_NE(what.find("seed 0 is beyond what double precision can compute"),
+                    std::string::npos)
+              << what;
+          EXPECT_NE(what.find("1e+100 (sdot::coordinate_limit)"), std::string::npos) << what;
+        }
+        continue;
+      }
       sdot::PowerDiagram<> pd(positions_view(far), weights_view(far), unit_square(), options);
       try {
         auto const m = to_vector(pd.measures());
@@ -688,10 +703,60 @@ TEST(PowerDiagram, SeedsBeyondDoublePrecisionAreReportedNotComputedWrong) {
         EXPECT_NE(std::string(e.what()).find("double precision"), std::string::npos) << e.what();
       }
     }
-  // Near seeds still compute, and their measures add up to the domain's area.
+  // A weight beyond the limit's square, and one seed beyond the limit among near ones (its
+  // index named).
   auto near = uniform_cloud(100, 0, 17);
+  auto heavy = near;
+  heavy.w[7] = 1e201;
+  EXPECT_THROW(sdot::PowerDiagram<>(positions_view(heavy), weights_view(heavy), unit_square()),
+               std::invalid_argument);
+  auto one_far = near;
+  one_far.x[42] = {0.5, -2e100};
+  try {
+    sdot::PowerDiagram<> pd(positions_view(one_far), weights_view(one_far), unit_square());
+    ADD_FAILURE() << "a seed beyond the limit was accepted";
+  } catch (std::invalid_argument const& e) {
+    EXPECT_NE(std::string(e.what()).find("seed 42 is beyond"), std::string::npos) << e.what();
+  }
+  // Near seeds still compute, and their measures add up to the domain's area.
   sdot::PowerDiagram<> pd(positions_view(near), weights_view(near), unit_square());
   EXPECT_NO_THROW(pd.measures());
+}
+
+TEST(PowerDiagram, TinyAndHugeDomainsScaleTheirCells) {
+  // The same cloud in boxes of side 1e-130, 1e-80, 1e80 and 1e95 (within
+  // sdot::smallest_domain_width and sdot::coordinate_limit), with the origin at a corner and
+  // 1e3 sides away: the measures scale with the area, to round-off (fourth powers of lengths
+  // in the kernel's tests would underflow below 1e-77).
+  auto const c = uniform_cloud(300, 1e-3, 18);
+  sdot::PowerDiagram<> unit(positions_view(c), weights_view(c), unit_square());
+  auto const reference = to_vector(unit.measures());
+  for (double side : {1e-130, 1e-80, 1e80, 1e95})
+    for (double offset : {0.0, 1e3 * side}) {
+      auto scaled = c;
+      for (auto& x : scaled.x)
+        x = {offset + side * x[0], offset + side * x[1]};
+      for (auto& w : scaled.w)
+        w *= side * side;
+      sdot::PowerDiagram<> pd(
+          positions_view(scaled), weights_view(scaled),
+          sdot::box_half_spaces({offset, offset}, {offset + side, offset + side}));
+      auto const m = to_vector(pd.measures());
+      for (std::size_t i = 0; i < m.size(); ++i)
+        ASSERT_NEAR(m[i] / (side * side), reference[i], 1e-9) << "side " << side << ", seed " << i;
+    }
+  // Domains wider than 2 x coordinate_limit or narrower than smallest_domain_width are
+  // refused, naming the limits.
+  for (double width : {3e100, 1e-150})
+    try {
+      sdot::domain_polygon(sdot::box_half_spaces({0, 0}, {width, 1}));
+      ADD_FAILURE() << "a domain of width " << width << " was accepted";
+    } catch (std::invalid_argument const& e) {
+      EXPECT_NE(std::string(e.what()).find("sdot::coordinate_limit"), std::string::npos)
+          << e.what();
+      EXPECT_NE(std::string(e.what()).find("sdot::smallest_domain_width"), std::string::npos)
+          << e.what();
+    }
 }
 
 TEST(PowerDiagram, InvalidInputIsRefusedWithTheIndex) {

@@ -22,8 +22,10 @@ struct CellSeed {
 /// place with the same weight (t = 0: a duplicate, or the seed itself) passes, for the caller
 /// to settle.
 KOKKOS_INLINE_FUNCTION bool may_cut(double d2, double w_i, double w_other, double r2) {
-  double t = d2 + (w_i - w_other);           // the weight difference first: exact for close weights
-  return !(t > 0) | !(t * t >= 4 * r2 * d2); // no branch
+  double t = d2 + (w_i - w_other); // the weight difference first: exact for close weights
+  // t² ≥ 4·r2·d2 as t·(t / d2) ≥ 4·r2: squared lengths only, which neither underflow nor
+  // overflow at any scale sdot takes (fourth powers would, below 1e-77 and above 1e77).
+  return !(t > 0) | !(t * (t / d2) >= 4 * r2); // no branch
 }
 
 /// Whether some seed of a node at squared distance ≥ box_d2 with weights ≤ w_max may cut:

@@ -3,7 +3,9 @@
 // name the first offending index and its value.
 
 #include <loom/kokkos_compat.hpp>
+#include <sdot/half_spaces.hpp>
 
+#include <cmath>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -28,18 +30,43 @@ int first_non_finite(ExecutionSpace const& space, Points points, Values values) 
   return first;
 }
 
-/// Throws std::invalid_argument if the sizes differ or a seed is not finite.
-/// `first_index` is the global index of the first local seed (for the message).
+/// Index of the first seed i < n that is not finite, lies farther than coordinate_limit
+/// from (cx, cy) on an axis, or has a weight beyond its square in magnitude; n when none.
+template <class ExecutionSpace, class Points, class Values>
+int first_seed_out_of_range(ExecutionSpace const& space, Points points, Values values, double cx,
+                            double cy) {
+  int const n = static_cast<int>(points.extent(0));
+  int first = n;
+  double const limit = coordinate_limit, weight_limit = limit * limit;
+  Kokkos::parallel_reduce(
+      "sdot::validate::seed_range", Kokkos::RangePolicy<ExecutionSpace>(space, 0, n),
+      KOKKOS_LAMBDA(int i, int& f) {
+        // Written so that NaN fails too.
+        bool const ok = loom::compat::fabs(points(i, 0) - cx) <= limit &&
+                        loom::compat::fabs(points(i, 1) - cy) <= limit &&
+                        loom::compat::fabs(values(i)) <= weight_limit;
+        if (!ok && i < f)
+          f = i;
+      },
+      Kokkos::Min<int>(first));
+  return first;
+}
+
+/// Throws std::invalid_argument if the sizes differ, or a seed is not finite or lies beyond
+/// what double precision can compute about the domain's centre (cx, cy) (see
+/// coordinate_limit). `first_index` is the global index of the first local seed (for the
+/// message).
 template <class ExecutionSpace, class Positions, class Weights>
 void validate_seeds(ExecutionSpace const& space, Positions positions, Weights weights,
-                    long first_index = 0) {
+                    DomainPolygon const& domain, long first_index = 0) {
+  double const cx = (domain.lo[0] + domain.hi[0]) / 2, cy = (domain.lo[1] + domain.hi[1]) / 2;
   if (positions.extent(0) != weights.extent(0)) {
     std::ostringstream msg;
     msg << "sdot::PowerDiagram: " << positions.extent(0) << " positions but " << weights.extent(0)
         << " weights: one weight per seed is needed";
     throw std::invalid_argument(msg.str());
   }
-  int const bad = first_non_finite(space, positions, weights);
+  int const bad = first_seed_out_of_range(space, positions, weights, cx, cy);
   if (bad < static_cast<int>(positions.extent(0))) {
     double values[3];
     auto p = Kokkos::subview(positions, bad, Kokkos::ALL);
@@ -50,8 +77,18 @@ void validate_seeds(ExecutionSpace const& space, Positions positions, Weights we
     values[1] = p_host(1);
     values[2] = w_host();
     std::ostringstream msg;
-    msg << "sdot::PowerDiagram: seed " << first_index + bad << " is not finite: position ("
-        << values[0] << ", " << values[1] << "), weight " << values[2];
+    msg.precision(17);
+    msg << "sdot::PowerDiagram: seed " << first_index + bad;
+    std::ostringstream limit; // in the shortest form: 1e+100
+    limit << coordinate_limit;
+    if (std::isfinite(values[0]) && std::isfinite(values[1]) && std::isfinite(values[2]))
+      msg << " is beyond what double precision can compute: position (" << values[0] << ", "
+          << values[1] << "), weight " << values[2] << "; a seed must lie within " << limit.str()
+          << " (sdot::coordinate_limit) of the domain's centre (" << cx << ", " << cy
+          << ") on each axis, and its weight within " << limit.str() << " squared in magnitude";
+    else
+      msg << " is not finite: position (" << values[0] << ", " << values[1] << "), weight "
+          << values[2];
     throw std::invalid_argument(msg.str());
   }
 }
