@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <sstream>
 #include <stdexcept>
 
@@ -69,8 +70,10 @@ DomainPolygon domain_polygon(std::vector<HalfSpace> const& half_spaces) {
     throw std::invalid_argument(msg.str());
   }
   // The corners of a bounded polygon are the pairwise intersections that every half-space
-  // keeps: a square around those holds it. Clip that square by each half-space.
-  double extent = 0;
+  // keeps: a square about their bounding box holds it. Clip that square by each half-space
+  // (sized from the corners, not from the origin: a square much larger than the domain would
+  // leave its vertices only to round-off of the square's size).
+  double xmin = std::numeric_limits<double>::infinity(), xmax = -xmin, ymin = xmin, ymax = -xmin;
   bool feasible_corner = false;
   for (int a = 0; a < n; ++a)
     for (int b = a + 1; b < n; ++b) {
@@ -86,7 +89,10 @@ DomainPolygon domain_polygon(std::vector<HalfSpace> const& half_spaces) {
       }
       if (kept) {
         feasible_corner = true;
-        extent = std::max({extent, std::abs(p[0]), std::abs(p[1])});
+        xmin = std::min(xmin, p[0]);
+        xmax = std::max(xmax, p[0]);
+        ymin = std::min(ymin, p[1]);
+        ymax = std::max(ymax, p[1]);
       }
     }
   if (!feasible_corner) {
@@ -94,9 +100,12 @@ DomainPolygon domain_polygon(std::vector<HalfSpace> const& half_spaces) {
     msg << "sdot: the domain given by " << n << " boundary half-spaces is empty";
     throw std::invalid_argument(msg.str());
   }
-  extent = 2 * extent + 1;
-  std::vector<Point> poly = {
-      {-extent, -extent}, {extent, -extent}, {extent, extent}, {-extent, extent}};
+  double const cx = (xmin + xmax) / 2, cy = (ymin + ymax) / 2;
+  double const half = std::max(xmax - xmin, ymax - ymin) + 1e-12 * (std::abs(cx) + std::abs(cy));
+  std::vector<Point> poly = {{cx - half, cy - half},
+                             {cx + half, cy - half},
+                             {cx + half, cy + half},
+                             {cx - half, cy + half}};
   std::vector<int> label = {-1, -1, -1, -1};
   for (int h = 0; h < n && !poly.empty(); ++h) {
     auto const& hs = half_spaces[h];

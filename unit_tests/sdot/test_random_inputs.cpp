@@ -1,6 +1,6 @@
 // Randomized adversarial inputs (a seeded fuzzer, the same cases on every run): each case
 // draws a domain, a cloud and weights from generators of the hard cases, computes the diagram
-// at 1, 2, 3 and 8 boxes and checks it against the brute force (long double), and every
+// at 1, 2, 3, 8 and 64 boxes and checks it against the brute force (long double), and every
 // measure and centroid for being finite. Built and run under ASan/UBSan by the sanitize preset.
 // A failing case prints its number: SDOT_RANDOM_CASE=k runs that one alone (with
 // SDOT_RANDOM_DUMP=1, printing it); SDOT_RANDOM_CASES=n runs the first n (default 400).
@@ -37,8 +37,11 @@ std::vector<sdot::HalfSpace> random_domain(std::mt19937_64& rng, double& lo, dou
                                            std::ostringstream& what) {
   std::uniform_real_distribution<double> u(0, 1);
   int const kind = static_cast<int>(u(rng) * 4);
-  double const scales[] = {1, 1e-4, 1e3};
-  size = scales[static_cast<int>(u(rng) * 3)];
+  // Down to tiny and up to huge domains (within sdot::smallest_domain_width and
+  // sdot::coordinate_limit): the kernel's tests must not form powers of lengths that leave
+  // double's range.
+  double const scales[] = {1, 1e-4, 1e3, 1e-100, 1e80};
+  size = scales[static_cast<int>(u(rng) * 5)];
   double const offsets[] = {0, 0, 1e5, 1e9};
   lo = offsets[static_cast<int>(u(rng) * 4)] * size;
   what << "domain " << kind << " size " << size << " at " << lo;
@@ -160,7 +163,7 @@ void check_case(unsigned number) {
   // the offset (lo/size × 1e-16 of the domain's size): the inputs themselves are that uncertain.
   double const tolerance =
       area * (1e-9 + 16 * std::numeric_limits<double>::epsilon() * c.lo / c.size);
-  for (int boxes : {1, 2, 3, 8}) {
+  for (int boxes : {1, 2, 3, 8, 64}) {
     SCOPED_TRACE("nb_boxes " + std::to_string(boxes));
     sdot::PowerDiagramOptions options;
     options.nb_boxes = boxes;
