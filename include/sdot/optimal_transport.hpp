@@ -7,6 +7,7 @@
 
 #include <sdot/detail/aggregation_multigrid.hpp>
 #include <sdot/detail/conjugate_gradient.hpp>
+#include <sdot/detail/scan.hpp>
 #include <sdot/jacobian.hpp>
 #include <sdot/points.hpp>
 #include <sdot/power_diagram.hpp>
@@ -242,15 +243,9 @@ template <class ExecutionSpace, class Targets>
 void validate_target_masses(ExecutionSpace const& space, loom::Ranks const& ranks,
                             std::int64_t positions, Targets const& targets, double area) {
   int const n = static_cast<int>(targets.extent(0));
-  int first_bad = n;
-  Kokkos::parallel_reduce(
-      "sdot::ot::validate_targets", Kokkos::RangePolicy<ExecutionSpace>(space, 0, n),
-      KOKKOS_LAMBDA(int i, int& f) {
-        double const t = targets(i);
-        if (!(loom::compat::isfinite(t) && t > 0) && i < f)
-          f = i;
-      },
-      Kokkos::Min<int>(first_bad));
+  int const first_bad = first_failing(
+      space, "sdot::ot::validate_targets", n,
+      KOKKOS_LAMBDA(int i) { return loom::compat::isfinite(targets(i)) && targets(i) > 0; });
   double bad_value = 0;
   if (first_bad < n) {
     auto v = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(),
@@ -328,16 +323,9 @@ double max_relative_error(ExecutionSpace const& space, Masses const& m, Targets 
 /// Index of the first cell whose mass is below `threshold` (n if none).
 template <class ExecutionSpace, class Masses>
 int first_below(ExecutionSpace const& space, Masses const& m, double threshold) {
-  int const n = static_cast<int>(m.extent(0));
-  int first = n;
-  Kokkos::parallel_reduce(
-      "sdot::ot::first_below", Kokkos::RangePolicy<ExecutionSpace>(space, 0, n),
-      KOKKOS_LAMBDA(int i, int& f) {
-        if (!(m(i) >= threshold) && i < f)
-          f = i;
-      },
-      Kokkos::Min<int>(first));
-  return first;
+  return first_failing(
+      space, "sdot::ot::first_below", static_cast<int>(m.extent(0)),
+      KOKKOS_LAMBDA(int i) { return m(i) >= threshold; });
 }
 
 /// Smallest of the masses and targets (+infinity if none).
@@ -356,16 +344,9 @@ double local_min(ExecutionSpace const& space, Masses const& m, Targets const& t)
 /// Index of the first cell of zero (or not finite) measure (n if none).
 template <class ExecutionSpace, class Masses>
 int first_non_positive(ExecutionSpace const& space, Masses const& m) {
-  int const n = static_cast<int>(m.extent(0));
-  int first = n;
-  Kokkos::parallel_reduce(
-      "sdot::ot::first_non_positive", Kokkos::RangePolicy<ExecutionSpace>(space, 0, n),
-      KOKKOS_LAMBDA(int i, int& f) {
-        if (!(m(i) > 0) && i < f)
-          f = i;
-      },
-      Kokkos::Min<int>(first));
-  return first;
+  return first_failing(
+      space, "sdot::ot::first_non_positive", static_cast<int>(m.extent(0)),
+      KOKKOS_LAMBDA(int i) { return m(i) > 0; });
 }
 
 template <class ExecutionSpace, class View>

@@ -1,5 +1,5 @@
 #pragma once
-// Counts to offsets; the items whose flag is set.
+// Counts to offsets; the items whose flag is set; the first item for which a test fails.
 
 #include <Kokkos_Core.hpp>
 
@@ -25,6 +25,22 @@ int exclusive_scan(ExecutionSpace const& space, char const* label, Counts const&
       },
       total);
   return total;
+}
+
+/// The first k in [0, n) for which holds(k) is false, or n (the first bad input, cell or
+/// mass, for an error message).
+template <class ExecutionSpace, class Holds>
+int first_failing(ExecutionSpace const& space, std::string const& label, int n,
+                  Holds const& holds) {
+  int first = n;
+  Kokkos::parallel_reduce(
+      label, Kokkos::RangePolicy<ExecutionSpace>(space, 0, n),
+      KOKKOS_LAMBDA(int k, int& f) {
+        if (!holds(k) && k < f)
+          f = k;
+      },
+      Kokkos::Min<int>(first));
+  return first;
 }
 
 /// The items k in [0, n) for which flag(k) holds, in order: k itself, or items(k) when `items`

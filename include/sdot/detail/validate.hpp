@@ -3,6 +3,7 @@
 // name the first offending index and its value.
 
 #include <loom/kokkos_compat.hpp>
+#include <sdot/detail/scan.hpp>
 #include <sdot/half_spaces.hpp>
 
 #include <cmath>
@@ -16,18 +17,12 @@ namespace sdot::detail {
 /// (positions and weights) before the cells are built, cells (centroids and measures) after.
 template <class ExecutionSpace, class Points, class Values>
 int first_non_finite(ExecutionSpace const& space, Points points, Values values) {
-  int const n = static_cast<int>(points.extent(0));
-  int first = n;
-  Kokkos::parallel_reduce(
-      "sdot::validate::non_finite", Kokkos::RangePolicy<ExecutionSpace>(space, 0, n),
-      KOKKOS_LAMBDA(int i, int& f) {
-        bool ok = loom::compat::isfinite(points(i, 0)) && loom::compat::isfinite(points(i, 1)) &&
-                  loom::compat::isfinite(values(i));
-        if (!ok && i < f)
-          f = i;
-      },
-      Kokkos::Min<int>(first));
-  return first;
+  return first_failing(
+      space, "sdot::validate::non_finite", static_cast<int>(points.extent(0)),
+      KOKKOS_LAMBDA(int i) {
+        return loom::compat::isfinite(points(i, 0)) && loom::compat::isfinite(points(i, 1)) &&
+               loom::compat::isfinite(values(i));
+      });
 }
 
 /// Index of the first seed i < n that is not finite, lies farther than coordinate_limit
@@ -35,21 +30,14 @@ int first_non_finite(ExecutionSpace const& space, Points points, Values values) 
 template <class ExecutionSpace, class Points, class Values>
 int first_seed_out_of_range(ExecutionSpace const& space, Points points, Values values, double cx,
                             double cy) {
-  int const n = static_cast<int>(points.extent(0));
-  int first = n;
   double const limit = coordinate_limit, weight_limit = limit * limit;
-  Kokkos::parallel_reduce(
-      "sdot::validate::seed_range", Kokkos::RangePolicy<ExecutionSpace>(space, 0, n),
-      KOKKOS_LAMBDA(int i, int& f) {
-        // Written so that NaN fails too.
-        bool const ok = loom::compat::fabs(points(i, 0) - cx) <= limit &&
-                        loom::compat::fabs(points(i, 1) - cy) <= limit &&
-                        loom::compat::fabs(values(i)) <= weight_limit;
-        if (!ok && i < f)
-          f = i;
-      },
-      Kokkos::Min<int>(first));
-  return first;
+  return first_failing(
+      space, "sdot::validate::seed_range", static_cast<int>(points.extent(0)),
+      KOKKOS_LAMBDA(int i) { // written so that NaN fails too
+        return loom::compat::fabs(points(i, 0) - cx) <= limit &&
+               loom::compat::fabs(points(i, 1) - cy) <= limit &&
+               loom::compat::fabs(values(i)) <= weight_limit;
+      });
 }
 
 /// Throws std::invalid_argument if the sizes differ, or a seed is not finite or lies beyond
@@ -77,15 +65,13 @@ void validate_seeds(ExecutionSpace const& space, Positions positions, Weights we
     values[1] = p_host(1);
     values[2] = w_host();
     std::ostringstream msg;
-    msg.precision(17);
     msg << "sdot::PowerDiagram: seed " << first_index + bad;
-    std::ostringstream limit; // in the shortest form: 1e+100
-    limit << coordinate_limit;
     if (std::isfinite(values[0]) && std::isfinite(values[1]) && std::isfinite(values[2]))
       msg << " is beyond what double precision can compute: position (" << values[0] << ", "
-          << values[1] << "), weight " << values[2] << "; a seed must lie within " << limit.str()
-          << " (sdot::coordinate_limit) of the domain's centre (" << cx << ", " << cy
-          << ") on each axis, and its weight within " << limit.str() << " squared in magnitude";
+          << values[1] << "), weight " << values[2] << "; a seed must lie within "
+          << coordinate_limit << " (sdot::coordinate_limit) of the domain's centre (" << cx << ", "
+          << cy << ") on each axis, and its weight within " << coordinate_limit
+          << " squared in magnitude";
     else
       msg << " is not finite: position (" << values[0] << ", " << values[1] << "), weight "
           << values[2];
