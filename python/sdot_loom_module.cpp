@@ -373,8 +373,10 @@ bool tensors_from(py::handle positions) {
 
 /// Raised by loom's operations for an error that every process raises alike (a collective
 /// loom::Error): a ValueError, which a program run by loom.spmd passes on as such.
-py::object& collective_error() {
-  static py::object type; // set when the module is imported
+py::handle& collective_error() {
+  // Set when the module is imported; the module holds the reference. A handle, not an object:
+  // a static object would be released after the interpreter is finalised.
+  static py::handle type;
   return type;
 }
 
@@ -643,9 +645,10 @@ PYBIND11_MODULE(_sdot_loom, m) {
   m.def(
       "box_ranks", [](int count) { return PyRanks{loom::BoxRanks(count)}; }, py::arg("count"));
 
-  collective_error() = py::reinterpret_steal<py::object>(
+  auto const collective_error_type = py::reinterpret_steal<py::object>(
       PyErr_NewException("_sdot_loom.CollectiveError", PyExc_ValueError, nullptr));
-  m.attr("CollectiveError") = collective_error();
+  m.attr("CollectiveError") = collective_error_type; // the module keeps it alive
+  collective_error() = collective_error_type;
   py::class_<PyCapacity>(m, "Capacity")
       .def(py::init([](int initial) { return PyCapacity{loom::Capacity(initial)}; }),
            py::arg("initial") = 1)

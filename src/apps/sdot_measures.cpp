@@ -79,7 +79,7 @@ struct Options {
   bool centroids = false;
   sdot::apps::CellFileOptions cell_files;
   sdot::PowerDiagramOptions diagram;
-  enum class Progress { long_runs, always, never } progress = Progress::long_runs;
+  enum class ProgressMode { long_runs, always, never } progress = ProgressMode::long_runs;
 };
 
 /// The progress lines on stderr, from process 0.
@@ -88,11 +88,11 @@ public:
   /// A run is long, and prints its phases by default, once it has lasted this long.
   static constexpr double long_run_seconds = 5;
 
-  Progress(Options::Progress mode, bool process_0) : mode_(mode), process_0_(process_0) {}
+  Progress(Options::ProgressMode mode, bool process_0) : mode_(mode), process_0_(process_0) {}
   /// Phase `phase` ended after `seconds` (on this process).
   void ended(std::string const& phase, double seconds) const {
-    if (!process_0_ || mode_ == Options::Progress::never ||
-        (mode_ == Options::Progress::long_runs && since_start_.seconds() < long_run_seconds))
+    if (!process_0_ || mode_ == Options::ProgressMode::never ||
+        (mode_ == Options::ProgressMode::long_runs && since_start_.seconds() < long_run_seconds))
       return;
     std::fprintf(stderr, "sdot-measures: %s %.3f s\n", phase.c_str(), seconds);
     std::fflush(stderr);
@@ -104,7 +104,7 @@ public:
   }
 
 private:
-  Options::Progress mode_;
+  Options::ProgressMode mode_;
   bool process_0_;
   Kokkos::Timer since_start_, phase_;
 };
@@ -130,9 +130,9 @@ Options parse(std::vector<std::string> const& args) {
     } else if (arg == "--centroids") {
       o.centroids = true;
     } else if (arg == "--progress") {
-      o.progress = Options::Progress::always;
+      o.progress = Options::ProgressMode::always;
     } else if (arg == "--quiet") {
-      o.progress = Options::Progress::never;
+      o.progress = Options::ProgressMode::never;
     } else if (o.cell_files.take(arg, a)) {
     } else if (arg == "--nb-boxes") {
       o.diagram.nb_boxes = capacity(arg);
@@ -277,6 +277,7 @@ DiagramResult compute_diagram(Seeds const& seeds, std::vector<sdot::HalfSpace> c
 int run(std::vector<std::string> const& args) {
   Options const o = parse(args);
   std::vector<sdot::HalfSpace> const boundaries = sdot::box_half_spaces(o.lo, o.hi);
+  sdot::DomainPolygon const domain = sdot::domain_polygon(boundaries);
   loom::Ranks const ranks = loom::MpiRanks(MPI_COMM_WORLD);
   Progress progress(o.progress, ranks.process_rank() == 0);
 
@@ -322,7 +323,7 @@ int run(std::vector<std::string> const& args) {
     if (o.centroids)
       output->write("centroids", centroids);
   }
-  cell_files.write(ranks, cells, positions, sdot::domain_polygon(boundaries));
+  cell_files.write(ranks, cells, positions, domain);
   if (output)
     output->commit();
   cell_files.commit();
@@ -335,7 +336,7 @@ int run(std::vector<std::string> const& args) {
     report.add("n", seeds.total)
         .add("ranks", ranks.process_count())
         .add("boxes", result.boxes)
-        .add("domain_area", sdot::domain_polygon(boundaries).area)
+        .add("domain_area", domain.area)
         .add("sum_measures", result.sum_measures)
         .add("seconds", times)
         .append(result.statistics);

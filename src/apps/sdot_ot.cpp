@@ -149,7 +149,8 @@ Input read_input(loom::Ranks const& ranks, std::string const& path, double area)
 int run(std::vector<std::string> const& args) {
   Options o = parse(args);
   std::vector<sdot::HalfSpace> const boundaries = sdot::box_half_spaces(o.lo, o.hi);
-  double const area = sdot::domain_polygon(boundaries).area;
+  sdot::DomainPolygon const domain = sdot::domain_polygon(boundaries);
+  double const area = domain.area;
   loom::Ranks const ranks = loom::MpiRanks(MPI_COMM_WORLD);
   Kokkos::Timer timer;
 
@@ -192,7 +193,7 @@ int run(std::vector<std::string> const& args) {
   });
   output.write("weights", weights);
   output.write("measures", measures);
-  cell_files.write(ranks, polygons, positions, sdot::domain_polygon(boundaries));
+  cell_files.write(ranks, polygons, positions, domain);
   output.commit();
   cell_files.commit();
 
