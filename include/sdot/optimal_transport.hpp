@@ -511,6 +511,8 @@ solve_optimal_transport(Cells& cells,
                                                       detail::local_sum(space, measures)) /
                         double(blocks.global_size());
     detail::linear_combination(space, rhs, targets, -1.0, measures, -mean);
+    // From the second step on, CG starts from the multiple of the last direction nearest the
+    // new one: damped steps change the weights, hence J and the right-hand side, little.
     detail::ConjugateGradientResult cg;
     if (options.preconditioner == CgPreconditioner::aggregation) {
       detail::AggregationMultigrid<ExecutionSpace> multigrid(
@@ -519,10 +521,12 @@ solve_optimal_transport(Cells& cells,
       multigrid.project_constants = true; // J's kernel: the constants
       cg = detail::conjugate_gradient(space, ranks, jacobian.extended, jacobian.halo,
                                       jacobian.diagonal, rhs, delta, eta, options.max_cg,
-                                      &multigrid);
+                                      &multigrid, stats.newton_iterations > 1);
     } else {
       cg = detail::conjugate_gradient(space, ranks, jacobian.extended, jacobian.halo,
-                                      jacobian.diagonal, rhs, delta, eta, options.max_cg);
+                                      jacobian.diagonal, rhs, delta, eta, options.max_cg,
+                                      static_cast<detail::JacobiPreconditioner const*>(nullptr),
+                                      stats.newton_iterations > 1);
     }
     stats.cg_iterations += cg.iterations;
     double const delta_mean =
@@ -531,10 +535,11 @@ solve_optimal_transport(Cells& cells,
     stats.linear_seconds += linear_timer.seconds();
 
     // Damping: halve until no cell falls below its threshold and the error decreases.
-    // The first step tried: twice the last one taken (at most 1), since the damping needed
-    // changes slowly from one Newton step to the next.
+    // The first step tried: four times the last one taken (at most 1), since the damping
+    // needed changes slowly from one Newton step to the next (a rejected trial is cheap: its
+    // diagram stops at the first cell below the threshold).
     double const promised = std::fmax(0.0, 1 - cg.relative_residual);
-    double step = std::fmin(1.0, 2 * last_step);
+    double step = std::fmin(1.0, 4 * last_step);
     int halvings = 0;
     for (;;) {
       detail::linear_combination(space, trial, weights, step, delta, -step * delta_mean);

@@ -295,21 +295,11 @@ TEST(OptimalTransport, PreconditionersGiveTheSameWeights) {
   EXPECT_EQ(b.statistics.cg_iterations, b2.statistics.cg_iterations);
 }
 
-TEST(OptimalTransport, AggregationConjugateGradientMatchesADirectSolve) {
-  // J x = b on the zero-mean subspace (J singular): against Gaussian elimination with x_0
-  // pinned, then the mean removed.
-  using Space = Kokkos::DefaultExecutionSpace;
-  auto const c = uniform_cloud(300, 0, 44); // a Voronoi diagram: J's kernel = the constants
-  int const n = static_cast<int>(c.x.size());
-  sdot::PowerDiagram<> pd(positions_view(c), weights_view(c), unit_square());
-  auto const jacobian = sdot::measure_jacobian(pd, positions_view(c));
-  std::vector<double> b(n);
-  double mean = 0;
-  for (int i = 0; i < n; ++i)
-    mean += b[i] = std::sin(0.7 * i) + 0.3;
-  for (double& v : b)
-    v -= mean / n;
-  // Direct: rows/columns 1..n-1 (x_0 = 0), dense elimination with partial pivoting.
+/// J x = b on the zero-mean subspace (J singular) by Gaussian elimination with x_0 pinned (rows
+/// and columns 1..n-1, partial pivoting), then the mean removed.
+template <class Jacobian>
+std::vector<double> zero_mean_direct_solve(Jacobian const& jacobian, std::vector<double> const& b) {
+  int const n = static_cast<int>(b.size());
   auto const entries = host_entries(jacobian.global);
   int const m = n - 1;
   std::vector<double> a(m * m, 0.0), rhs(b.begin() + 1, b.end());
@@ -338,13 +328,41 @@ TEST(OptimalTransport, AggregationConjugateGradientMatchesADirectSolve) {
       s -= a[i * m + j] * direct[j + 1];
     direct[i + 1] = s / a[i * m + i];
   }
-  double direct_mean = 0, scale = 0;
+  double direct_mean = 0;
   for (double v : direct)
     direct_mean += v / n;
-  for (double& v : direct) {
+  for (double& v : direct)
     v -= direct_mean;
-    scale = std::fmax(scale, std::fabs(v));
-  }
+  return direct;
+}
+
+/// A zero-mean right-hand side for the systems below.
+std::vector<double> zero_mean_rhs(int n) {
+  std::vector<double> b(n);
+  double mean = 0;
+  for (int i = 0; i < n; ++i)
+    mean += b[i] = std::sin(0.7 * i) + 0.3;
+  for (double& v : b)
+    v -= mean / n;
+  return b;
+}
+
+double largest_magnitude(std::vector<double> const& v) {
+  double scale = 0;
+  for (double x : v)
+    scale = std::fmax(scale, std::fabs(x));
+  return scale;
+}
+
+TEST(OptimalTransport, AggregationConjugateGradientMatchesADirectSolve) {
+  using Space = Kokkos::DefaultExecutionSpace;
+  auto const c = uniform_cloud(300, 0, 44); // a Voronoi diagram: J's kernel = the constants
+  int const n = static_cast<int>(c.x.size());
+  sdot::PowerDiagram<> pd(positions_view(c), weights_view(c), unit_square());
+  auto const jacobian = sdot::measure_jacobian(pd, positions_view(c));
+  auto const b = zero_mean_rhs(n);
+  auto const direct = zero_mean_direct_solve(jacobian, b);
+  double const scale = largest_magnitude(direct);
 
   Space space;
   auto const order = sdot::detail::morton_order(space, sdot::ConstPoints<>(positions_view(c)));
@@ -370,4 +388,84 @@ TEST(OptimalTransport, AggregationConjugateGradientMatchesADirectSolve) {
       sdot::detail::conjugate_gradient(space, loom::Ranks{}, jacobian.extended, jacobian.halo,
                                        jacobian.diagonal, view_of(b), y, 1e-12, 5000);
   EXPECT_LT(result.iterations, jacobi.iterations);
+}
+
+TEST(OptimalTransport, ConjugateGradientFromAGuess) {
+  // The solve started from the best multiple of a guess g: the solution times 2.5 converges at
+  // once; the solution plus a small error, in fewer iterations than from zero; g = 0 starts
+  // from zero (the same bits). Jacobi and the multilevel preconditioner, at transport weights.
+  using Space = Kokkos::DefaultExecutionSpace;
+  auto c = uniform_cloud(300, 0, 45);
+  int const n = static_cast<int>(c.x.size());
+  for (int i = 0; i < n; ++i)
+    c.w[i] = 3e-3 * (std::sin(9 * c.x[i][0]) + std::cos(7 * c.x[i][1])); // cells off their seeds
+  sdot::PowerDiagram<> pd(positions_view(c), weights_view(c), unit_square());
+  auto const jacobian = sdot::measure_jacobian(pd, positions_view(c));
+  auto const b = zero_mean_rhs(n);
+  auto const direct = zero_mean_direct_solve(jacobian, b);
+  double const scale = largest_magnitude(direct);
+
+  Space space;
+  auto const order = sdot::detail::morton_order(space, sdot::ConstPoints<>(positions_view(c)));
+  sdot::detail::AggregationOptions options;
+  options.coarsest_size = 16;
+  sdot::detail::AggregationMultigrid<Space> multigrid(space, jacobian.extended, jacobian.diagonal,
+                                                      order, true, options);
+  multigrid.project_constants = true;
+  for (bool const use_multigrid : {false, true}) {
+    SCOPED_TRACE(use_multigrid ? "multilevel" : "Jacobi");
+    auto solve = [&](std::vector<double> const& guess, double tolerance,
+                     sdot::detail::ConjugateGradientResult& result) {
+      Kokkos::View<double*> x("test::x", n);
+      Kokkos::deep_copy(x, view_of(guess));
+      result = use_multigrid
+                   ? sdot::detail::conjugate_gradient(space, loom::Ranks{}, jacobian.extended,
+                                                      jacobian.halo, jacobian.diagonal, view_of(b),
+                                                      x, tolerance, 5000, &multigrid, true)
+                   : sdot::detail::conjugate_gradient(
+                         space, loom::Ranks{}, jacobian.extended, jacobian.halo, jacobian.diagonal,
+                         view_of(b), x, tolerance, 5000,
+                         static_cast<sdot::detail::JacobiPreconditioner const*>(nullptr), true);
+      EXPECT_TRUE(result.converged);
+      auto xs = to_vector(x);
+      double mean = 0;
+      for (double v : xs)
+        mean += v / n;
+      for (double& v : xs)
+        v -= mean;
+      return xs;
+    };
+    sdot::detail::ConjugateGradientResult at_once, from_zero, from_near, zero_guess;
+    std::vector<double> solution_times_2_5(n), near_solution(n);
+    for (int i = 0; i < n; ++i) {
+      solution_times_2_5[i] = 2.5 * direct[i];
+      near_solution[i] = direct[i] + 1e-4 * scale * std::sin(1.3 * i);
+    }
+    auto const x_at_once = solve(solution_times_2_5, 1e-8, at_once);
+    EXPECT_EQ(at_once.iterations, 0);
+    for (int i = 0; i < n; ++i)
+      EXPECT_NEAR(x_at_once[i], direct[i], 1e-8 * scale) << "row " << i;
+
+    auto const x_near = solve(near_solution, 1e-10, from_near);
+    Kokkos::View<double*> plain("test::plain", n);
+    from_zero = use_multigrid
+                    ? sdot::detail::conjugate_gradient(space, loom::Ranks{}, jacobian.extended,
+                                                       jacobian.halo, jacobian.diagonal, view_of(b),
+                                                       plain, 1e-10, 5000, &multigrid)
+                    : sdot::detail::conjugate_gradient(space, loom::Ranks{}, jacobian.extended,
+                                                       jacobian.halo, jacobian.diagonal, view_of(b),
+                                                       plain, 1e-10, 5000);
+    EXPECT_LT(from_near.iterations, from_zero.iterations);
+    for (int i = 0; i < n; ++i)
+      EXPECT_NEAR(x_near[i], direct[i], 1e-7 * scale) << "row " << i;
+
+    auto const x_zero_guess = solve(std::vector<double>(n, 0.0), 1e-10, zero_guess);
+    EXPECT_EQ(zero_guess.iterations, from_zero.iterations);
+    auto plain_values = to_vector(plain);
+    double plain_mean = 0;
+    for (double v : plain_values)
+      plain_mean += v / n;
+    for (int i = 0; i < n; ++i)
+      EXPECT_EQ(x_zero_guess[i], plain_values[i] - plain_mean) << "row " << i;
+  }
 }

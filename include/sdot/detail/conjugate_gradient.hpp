@@ -73,8 +73,10 @@ struct ConjugateGradientResult {
 };
 
 /// Collective: solves A x = b by conjugate gradient preconditioned by diag(A)^{-1} (or by
-/// `preconditioner` when given), from x = 0, until |b − A x| ≤ tolerance |b| or
-/// `max_iterations`.
+/// `preconditioner` when given), until |b − A x| ≤ tolerance |b| or `max_iterations`. It starts
+/// from x = 0, or, with `scale_guess`, from s g where g is x as given (a guess of the
+/// solution's direction, such as the solution of a nearby system) and s = g·b / g·A g, the
+/// multiple of g nearest the solution in A's norm (0 when g·A g is not positive).
 ///
 /// A must be symmetric positive semi-definite with b in its range (for the Jacobian of the
 /// measures: b orthogonal to the constants); x then has an arbitrary constant part.
@@ -88,11 +90,11 @@ struct ConjugateGradientResult {
 /// and the residual blow up once it is small (seen at relative residuals ~1e-5).
 template <class ExecutionSpace, class Matrix, class Diagonal, class Rhs, class Solution,
           class Preconditioner = JacobiPreconditioner>
-ConjugateGradientResult conjugate_gradient(ExecutionSpace const& space, loom::Ranks const& ranks,
-                                           Matrix const& matrix, Halo<ExecutionSpace> const& halo,
-                                           Diagonal const& diagonal, Rhs const& b,
-                                           Solution const& x, double tolerance, int max_iterations,
-                                           Preconditioner const* preconditioner = nullptr) {
+ConjugateGradientResult
+conjugate_gradient(ExecutionSpace const& space, loom::Ranks const& ranks, Matrix const& matrix,
+                   Halo<ExecutionSpace> const& halo, Diagonal const& diagonal, Rhs const& b,
+                   Solution const& x, double tolerance, int max_iterations,
+                   Preconditioner const* preconditioner = nullptr, bool scale_guess = false) {
   using memory_space = typename ExecutionSpace::memory_space;
   using Vector = Kokkos::View<double*, Kokkos::LayoutLeft, memory_space>;
   using Policy = Kokkos::RangePolicy<ExecutionSpace>;
@@ -105,10 +107,26 @@ ConjugateGradientResult conjugate_gradient(ExecutionSpace const& space, loom::Ra
   Vector inverse_diagonal = alloc("sdot::cg::inverse_diagonal", n);
   Vector p_extended = alloc("sdot::cg::p", n + halo.size());
   auto p = Kokkos::subview(p_extended, std::make_pair(0, n));
+  double const b_norm = std::sqrt(global_sum(ranks, KokkosBlas::dot(b, b)));
+  double guess_scale = 0;
+  if (scale_guess) {
+    // q = A g, then s = g·b / g·A g.
+    Kokkos::deep_copy(space, p, x);
+    halo.update(space, p_extended);
+    KokkosSparse::spmv("N", 1.0, matrix, p_extended, 0.0, q);
+    auto const sums = global_sums<2>(ranks, {KokkosBlas::dot(p, b), KokkosBlas::dot(p, q)});
+    if (sums[1] > 0 && std::isfinite(sums[0] / sums[1]))
+      guess_scale = sums[0] / sums[1];
+  }
   Kokkos::parallel_for(
       "sdot::cg::start", Policy(space, 0, n), KOKKOS_LAMBDA(int i) {
-        r(i) = b(i);
-        x(i) = 0;
+        if (guess_scale != 0) {
+          x(i) = guess_scale * x(i);
+          r(i) = b(i) - guess_scale * q(i);
+        } else {
+          x(i) = 0;
+          r(i) = b(i);
+        }
         double const d = diagonal(i);
         inverse_diagonal(i) = d > 0 ? 1 / d : 1;
         z(i) = inverse_diagonal(i) * r(i);
@@ -130,13 +148,16 @@ ConjugateGradientResult conjugate_gradient(ExecutionSpace const& space, loom::Ra
 
   ConjugateGradientResult result;
   auto const start = global_sums<2>(ranks, {KokkosBlas::dot(r, r), KokkosBlas::dot(r, z)});
-  double const b_norm = std::sqrt(start[0]);
   double rz = start[1];
   if (b_norm == 0) {
     result.converged = true;
     return result;
   }
-  result.relative_residual = 1;
+  result.relative_residual = std::sqrt(start[0]) / b_norm;
+  if (result.relative_residual <= tolerance) {
+    result.converged = true;
+    return result;
+  }
   while (result.iterations < max_iterations) {
     halo.update(space, p_extended);
     KokkosSparse::spmv("N", 1.0, matrix, p_extended, 0.0, q);
