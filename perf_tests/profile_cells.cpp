@@ -8,6 +8,7 @@
 //                an optimal transport problem, whose spread makes cells cost more)
 // SDOT_PROFILE_REPEAT=R computes the diagram R times (default 1) and prints each time; the
 // first run pays the device's first touches (allocations, loading the kernels on a GPU).
+// SDOT_PROFILE_SAME_BITS set: with PowerDiagramOptions::same_bits.
 #include "bench_clouds.hpp"
 
 #include <Kokkos_Timer.hpp>
@@ -39,10 +40,13 @@ int main(int argc, char* argv[]) {
     auto weights = sdot_test::weights_view(cloud);
     char const* repeat_env = std::getenv("SDOT_PROFILE_REPEAT");
     int const repeat = repeat_env ? std::atoi(repeat_env) : 1;
+    bool const same_bits = std::getenv("SDOT_PROFILE_SAME_BITS") != nullptr;
     for (int run = 0; run < repeat; ++run) {
       Kokkos::fence();
       Kokkos::Timer timer;
-      sdot::PowerDiagram<> diagram(positions, weights, sdot_bench::unit_square());
+      sdot::PowerDiagramOptions options;
+      options.same_bits = same_bits;
+      sdot::PowerDiagram<> diagram(positions, weights, sdot_bench::unit_square(), options);
       auto measures = diagram.measures();
       Kokkos::fence();
       double const seconds = timer.seconds();
@@ -50,10 +54,12 @@ int main(int argc, char* argv[]) {
       Kokkos::parallel_reduce(
           "profile::sum", Kokkos::RangePolicy<>(0, n),
           KOKKOS_LAMBDA(int i, double& s) { s += measures(i); }, sum);
-      std::printf("%s N=%d: %.1f ns/cell (tree %.1f, cells %.1f), sum of measures - 1 = %.3e\n",
-                  kind.c_str(), n, 1e9 * seconds / n,
-                  1e9 * diagram.statistics().seconds.at("tree") / n,
-                  1e9 * diagram.statistics().seconds.at("cells") / n, sum - 1);
+      auto const& phases = diagram.statistics().seconds;
+      std::printf("%s N=%d: %.1f ns/cell (tree %.1f, cells %.1f, same_bits %.1f), sum of "
+                  "measures - 1 = %.3e\n",
+                  kind.c_str(), n, 1e9 * seconds / n, 1e9 * phases.at("tree") / n,
+                  1e9 * phases.at("cells") / n,
+                  phases.count("same_bits") ? 1e9 * phases.at("same_bits") / n : 0.0, sum - 1);
     }
   }
   MPI_Finalize();

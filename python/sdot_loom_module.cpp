@@ -500,9 +500,10 @@ struct PyPowerDiagram {
 };
 
 PyPowerDiagram make_power_diagram(py::object positions, py::object weights, py::object boundaries,
-                                  int nb_boxes) {
+                                  int nb_boxes, bool same_bits) {
   sdot::PowerDiagramOptions options;
   options.nb_boxes = nb_boxes;
+  options.same_bits = same_bits;
   auto const domain = half_spaces_from(boundaries);
   bool const spread_positions = py::isinstance<PySpread>(positions);
   bool const spread_weights = py::isinstance<PySpread>(weights);
@@ -729,7 +730,7 @@ PYBIND11_MODULE(_sdot_loom, m) {
 
   py::class_<PyPowerDiagram>(m, "PowerDiagram")
       .def(py::init(&make_power_diagram), py::arg("positions"), py::arg("weights"),
-           py::arg("boundaries"), py::arg("nb_boxes") = 1)
+           py::arg("boundaries"), py::arg("nb_boxes") = 1, py::arg("same_bits") = false)
       .def_property_readonly("measures", &PyPowerDiagram::measures)
       .def_property_readonly("centroids", &PyPowerDiagram::centroids)
       .def_property_readonly("cell_polygons", &PyPowerDiagram::cell_polygons);

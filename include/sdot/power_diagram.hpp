@@ -5,6 +5,7 @@
 #include <loom/ranks.hpp>
 #include <loom/spread.hpp>
 
+#include <sdot/detail/canonical_cells.hpp>
 #include <sdot/detail/cells.hpp>
 #include <sdot/detail/kept_polygons.hpp>
 #include <sdot/detail/scan.hpp>
@@ -61,6 +62,16 @@ struct PowerDiagramOptions {
   /// between computations, as in the transport solver, which sets it. Keeps the polygons (as
   /// keep_polygons) and the neighbours (about 30 bytes per seed). One box only.
   bool warm_start = false;
+  /// The same bits whatever the decomposition: measures, centroids and polygons (hence the
+  /// Jacobian) are the same at one box, any number of boxes and of processes, and with or
+  /// without warm_start. Each cell, once its edges are known, is recomputed from them: every
+  /// vertex from the two lines that meet there, edges shorter than rounding can make
+  /// (1e-12 × the cell's distance to its seed) removed, the vertices from the least one (by x,
+  /// then y) on, the area and centroid summed in that order. One box: in the cell kernel.
+  /// Several ranks: the polygons come home with the measures (as with keep_polygons) and are
+  /// recomputed there, after one exchange of the seeds that other processes' cells name
+  /// (phase "same_bits").
+  bool same_bits = false;
   /// Give up as soon as a cell's measure is below this value (measures() then holds only some
   /// of the measures, and statistics().abandoned is true): for callers that reject such a
   /// diagram anyway, as the transport solver's damping does. One box only (ignored by
@@ -316,6 +327,8 @@ private:
   Kokkos::View<int const*, memory_space> const_domain_labels() const { return domain_labels_; }
 
   void compute();
+  /// The polygons of the computation done (kept, or built again).
+  CellPolygons<memory_space> computed_polygons();
   /// Never a silent wrong result (collective): a measure or centroid that is not finite, or
   /// measures that do not add up to the domain's area (seeds or weights beyond what double
   /// precision resolves at the domain's scale), throw std::runtime_error on every process. A
@@ -355,12 +368,18 @@ auto PowerDiagram<ExecutionSpace, Input>::cell_polygons() -> CellPolygons<memory
   if (statistics_.abandoned)
     throw std::logic_error("sdot::PowerDiagram::cell_polygons: the computation was abandoned "
                            "(a cell fell below options().abandon_below)");
+  return computed_polygons();
+}
+
+template <class ExecutionSpace, class Input>
+auto PowerDiagram<ExecutionSpace, Input>::computed_polygons() -> CellPolygons<memory_space> {
   if (kept_polygons_.offsets.extent(0))
     return kept_polygons_;
   if (ranks_.size() == 1 && kept_.capacity > 0) {
     detail::kept_cell_polygons(space_, tree_, const_domain_vertices(), const_domain_labels(),
                                outputs_.vertex_counts, kept_, kept_polygons_.offsets,
-                               kept_polygons_.vertices, kept_polygons_.edge_sources);
+                               kept_polygons_.vertices, kept_polygons_.edge_sources,
+                               outputs_.same_bits);
     kept_ = {};
     return kept_polygons_;
   }
@@ -370,22 +389,15 @@ auto PowerDiagram<ExecutionSpace, Input>::cell_polygons() -> CellPolygons<memory
     auto out = travelling_->run(phases, true);
     return {out.polygon_offsets, out.polygon_vertices, out.polygon_labels};
   }
-  int const n = size();
   CellPolygons<memory_space> polygons;
-  polygons.offsets = Kokkos::View<int*, memory_space>(
-      Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::polygons::offsets"), n + 1);
-  int const total = detail::exclusive_scan(space_, "sdot::polygons::offsets",
-                                           outputs_.vertex_counts, polygons.offsets);
-  polygons.vertices = Points<memory_space>(
-      Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::polygons::vertices"), total);
-  polygons.edge_sources = Kokkos::View<int*, memory_space>(
-      Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::polygons::edge_sources"),
-      total);
+  detail::allocate_polygon_rows(space_, outputs_.vertex_counts, polygons.offsets, polygons.vertices,
+                                polygons.edge_sources);
   detail::CellOutputs<memory_space> out =
       detail::allocate_cell_outputs(space_, size(), "sdot::scratch::");
   out.polygon_offsets = polygons.offsets;
   out.polygon_vertices = polygons.vertices;
   out.polygon_labels = polygons.edge_sources;
+  out.same_bits = outputs_.same_bits;
   detail::build_cells(space_, tree_, const_domain_vertices(), const_domain_labels(),
                       options_.vertex_capacity, out);
   return polygons;
@@ -403,6 +415,17 @@ void PowerDiagram<ExecutionSpace, Input>::compute() {
     compute_one_box();
   else
     compute_travelling();
+  if (options_.same_bits && ranks_.size() > 1) { // one box: in the cell kernel
+    // Travelling cells end on any rank: their polygons, back home, are recomputed there.
+    detail::PhaseClock phases(statistics_.seconds, options_.phase_ended);
+    kept_polygons_ =
+        detail::canonical_cells(space_, ranks_, ConstPoints<memory_space>(positions_),
+                                Kokkos::View<double const*, memory_space>(weights_),
+                                first_global_index_, const_domain_vertices(), const_domain_labels(),
+                                computed_polygons(), outputs_.measures, outputs_.centroids);
+    space_.fence();
+    phases.end("same_bits");
+  }
   check_cells();
   statistics_.seconds["total"] = total.seconds();
   computed_ = true;
@@ -457,6 +480,12 @@ void PowerDiagram<ExecutionSpace, Input>::compute_one_box() {
   space_.fence();
   phases.end("tree");
   outputs_ = detail::allocate_cell_outputs(space_, n, "sdot::");
+  if (options_.same_bits) // every seed is here
+    outputs_.same_bits = {ConstPoints<memory_space>(positions_),
+                          Kokkos::View<double const*, memory_space>(weights_),
+                          0,
+                          {},
+                          {}};
   detail::AbandonBelow<memory_space> abandon;
   if (options_.abandon_below > -std::numeric_limits<double>::infinity()) {
     abandon.raised =
@@ -506,8 +535,9 @@ void PowerDiagram<ExecutionSpace, Input>::compute_travelling() {
         space_, ranks_, positions_, weights_, const_domain_vertices(), const_domain_labels(),
         options_.leaf_size, options_.msg_capacity, options_.inbox_capacity);
   detail::PhaseClock phases(statistics_.seconds, options_.phase_ended);
-  auto out = travelling_->run(phases, options_.keep_polygons);
-  if (options_.keep_polygons)
+  bool const keep = options_.keep_polygons || options_.same_bits;
+  auto out = travelling_->run(phases, keep);
+  if (keep)
     kept_polygons_ = {out.polygon_offsets, out.polygon_vertices, out.polygon_labels};
   outputs_.measures = out.measures;
   outputs_.centroids = out.centroids;

@@ -135,6 +135,19 @@ def test_same_bits_every_time():
         np.testing.assert_array_equal(first, again)
 
 
+def test_same_bits_at_any_number_of_boxes():
+    positions, weights = cloud(3000, 9, 1e-3)
+    boundaries = sdot.box_half_spaces([0, 0], [1, 1])
+    one = sdot.PowerDiagram(positions, weights, boundaries, same_bits=True)
+    for nb_boxes in (2, 3, 8):
+        other = sdot.PowerDiagram(positions, weights, boundaries, nb_boxes=nb_boxes,
+                                  same_bits=True)
+        np.testing.assert_array_equal(other.measures, one.measures)
+        np.testing.assert_array_equal(other.centroids, one.centroids)
+    plain = sdot.PowerDiagram(positions, weights, boundaries).measures
+    np.testing.assert_allclose(one.measures, plain, rtol=0, atol=1e-14)
+
+
 def test_bad_input_names_the_problem():
     positions, weights = cloud(20, 8, 0)
     square = sdot.box_half_spaces([0, 0], [1, 1])

@@ -56,6 +56,8 @@ options:
   --inbox-capacity C     cells one rank sends to one other per round: a sizing hint,
                          grown to what was sent (default 64)
   --vertex-capacity C    vertices of a cell in the kernel's first pass (default 32)
+  --same-bits            the same bits whatever the number of processes and boxes (each cell
+                         recomputed from its edges once they are known; see docs/power-diagram.md)
   --progress             a line on stderr as each phase ends (default: only once the run
                          has lasted 5 s)
   --quiet                no progress lines
@@ -134,6 +136,8 @@ Options parse(std::vector<std::string> const& args) {
     } else if (arg == "--quiet") {
       o.progress = Options::ProgressMode::never;
     } else if (o.cell_files.take(arg, a)) {
+    } else if (arg == "--same-bits") {
+      o.diagram.same_bits = true;
     } else if (arg == "--nb-boxes") {
       o.diagram.nb_boxes = capacity(arg);
     } else if (arg == "--msg-capacity") {

@@ -3,12 +3,15 @@
 #include "clouds.hpp"
 #include "reference_cases.hpp"
 
+#include <sdot/jacobian.hpp>
 #include <sdot/sdot.hpp>
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <map>
 #include <numeric>
+#include <tuple>
 
 using namespace sdot_test;
 
@@ -354,4 +357,149 @@ TEST(Boxes, BisectionSplitsAtTheMedianOfCoordinateThenIndex) {
         ASSERT_EQ(static_cast<int>(got[i]), expected[i])
             << name << ", " << k << " boxes, seed " << i;
     }
+}
+
+namespace {
+
+/// Everything a diagram with options.same_bits gives, on the host.
+struct DiagramBits {
+  std::vector<double> measures, centroids, vertices, jacobian;
+  std::vector<int> offsets, labels, columns;
+};
+
+void jacobian_bits(sdot::PowerDiagram<>& pd, Cloud const& c, DiagramBits& bits);
+
+DiagramBits same_bits_diagram(Cloud const& c, std::vector<sdot::HalfSpace> const& hs, int boxes,
+                              sdot::PowerDiagramOptions options = {}) {
+  options.same_bits = true;
+  options.nb_boxes = boxes;
+  sdot::PowerDiagram<> pd(positions_view(c), weights_view(c), hs, options);
+  DiagramBits bits;
+  bits.measures = to_vector(pd.measures());
+  auto const centroids = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), pd.centroids());
+  auto const polygons = pd.cell_polygons();
+  auto const offsets = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), polygons.offsets);
+  auto const vertices = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), polygons.vertices);
+  auto const labels =
+      Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), polygons.edge_sources);
+  for (std::size_t i = 0; i < c.x.size(); ++i)
+    bits.centroids.insert(bits.centroids.end(), {centroids(i, 0), centroids(i, 1)});
+  bits.offsets.assign(offsets.data(), offsets.data() + offsets.extent(0));
+  for (std::size_t k = 0; k < vertices.extent(0); ++k)
+    bits.vertices.insert(bits.vertices.end(), {vertices(k, 0), vertices(k, 1)});
+  // An edge made by one of several seeds at the same place with the same weight is the same
+  // edge whichever of them made it: named by the first of them here.
+  std::map<std::tuple<double, double, double>, int> first_of;
+  for (std::size_t i = c.x.size(); i-- > 0;)
+    first_of[{c.x[i][0], c.x[i][1], c.w[i]}] = static_cast<int>(i);
+  bool const repeats = first_of.size() < c.x.size();
+  for (std::size_t k = 0; k < labels.extent(0); ++k) {
+    int const l = labels(k);
+    bits.labels.push_back(l < 0 ? l : first_of[{c.x[l][0], c.x[l][1], c.w[l]}]);
+  }
+  if (!c.x.empty() && !repeats) // with repeated seeds, their couplings may go to either
+    jacobian_bits(pd, c, bits);
+  return bits;
+}
+
+void jacobian_bits(sdot::PowerDiagram<>& pd, Cloud const& c, DiagramBits& bits) {
+  auto const jacobian = sdot::measure_jacobian(pd, positions_view(c));
+  auto const values =
+      Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), jacobian.global.values);
+  auto const columns =
+      Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), jacobian.global.graph.entries);
+  bits.jacobian.assign(values.data(), values.data() + values.extent(0));
+  bits.columns.assign(columns.data(), columns.data() + columns.extent(0));
+}
+
+/// The same bits at every box count as at one box; the measures those of the diagram computed
+/// without same_bits, to round-off.
+void expect_same_bits_at_every_box_count(Cloud const& c,
+                                         std::vector<sdot::HalfSpace> const& hs = unit_square()) {
+  auto const one = same_bits_diagram(c, hs, 1);
+  auto const plain = measures_with(c, hs, {});
+  double const area = static_cast<double>(sdot_test::area(domain(hs)));
+  double sum = 0;
+  for (std::size_t i = 0; i < plain.size(); ++i) {
+    EXPECT_NEAR(one.measures[i], plain[i], 1e-12 * area) << "seed " << i;
+    sum += one.measures[i];
+  }
+  if (!c.x.empty())
+    EXPECT_NEAR(sum, area, 1e-12 * area);
+  for (int boxes : {2, 3, 8, 64}) {
+    SCOPED_TRACE(std::to_string(boxes) + " boxes");
+    auto const other = same_bits_diagram(c, hs, boxes);
+    ASSERT_EQ(other.measures.size(), one.measures.size());
+    for (std::size_t i = 0; i < one.measures.size(); ++i) {
+      ASSERT_EQ(other.measures[i], one.measures[i]) << "measure of seed " << i;
+      ASSERT_EQ(other.centroids[2 * i], one.centroids[2 * i]) << "centroid of seed " << i;
+      ASSERT_EQ(other.centroids[2 * i + 1], one.centroids[2 * i + 1]) << "centroid of seed " << i;
+    }
+    EXPECT_EQ(other.offsets, one.offsets);
+    EXPECT_EQ(other.labels, one.labels);
+    EXPECT_EQ(other.vertices, one.vertices);
+    EXPECT_EQ(other.columns, one.columns);
+    EXPECT_EQ(other.jacobian, one.jacobian);
+  }
+}
+
+} // namespace
+
+TEST(Boxes, SameBitsUniformCloud) {
+  expect_same_bits_at_every_box_count(uniform_cloud(3000, 1.0 / 3000, 51));
+}
+
+TEST(Boxes, SameBitsLattice) {
+  // Four co-circular seeds at every inner vertex: edges of no length come and go with the
+  // order of the cuts.
+  expect_same_bits_at_every_box_count(lattice_cloud(40));
+}
+
+TEST(Boxes, SameBitsClusteredAndDisplacedCells) {
+  expect_same_bits_at_every_box_count(clustered_cloud(3000, 52));
+  expect_same_bits_at_every_box_count(displaced_cells_cloud(2000, 53));
+}
+
+TEST(Boxes, SameBitsPartialCloudsEmptyCellsAndATriangle) {
+  expect_same_bits_at_every_box_count(partial_cloud("corner", 1500, 54));
+  expect_same_bits_at_every_box_count(partial_cloud("clusters", 1500, 55));
+  auto c = uniform_cloud(1000, 1.0 / 1000, 56);
+  c.w[10] = 0.3; // a cell holding much of the domain, many empty ones
+  c.w[20] = -0.2;
+  expect_same_bits_at_every_box_count(c);
+  expect_same_bits_at_every_box_count(uniform_cloud(800, 0, 57),
+                                      {{{-1, 0}, 0}, {{0, -1}, 0}, {{1, 1}, 1}});
+}
+
+TEST(Boxes, SameBitsWithWarmStart) {
+  // A recomputation from the earlier neighbours gives the bits of a new diagram.
+  auto c = displaced_cells_cloud(2000, 58);
+  auto const target = same_bits_diagram(c, unit_square(), 1);
+  sdot::PowerDiagramOptions options;
+  options.same_bits = true;
+  options.warm_start = true;
+  auto d = c;
+  for (double& w : d.w)
+    w *= 0.9;
+  sdot::PowerDiagram<> pd(positions_view(d), weights_view(d), unit_square(), options);
+  pd.measures();
+  pd.set_weights(weights_view(c));
+  auto const m = to_vector(pd.measures());
+  EXPECT_GT(pd.statistics().warm_cells, 0);
+  for (std::size_t i = 0; i < m.size(); ++i)
+    ASSERT_EQ(m[i], target.measures[i]) << "seed " << i;
+}
+
+TEST(Boxes, SameBitsForEveryReferenceCase) {
+  // Duplicates, seeds outside the domain, 0, 1 and 2 seeds, huge and negative weights...: the
+  // measures against brute force, and the same bits at every box count.
+  for (auto const& rc : reference_cases()) {
+    SCOPED_TRACE(rc.name);
+    auto const ref = brute_force(rc.cloud.x, rc.cloud.w, rc.domain);
+    auto const one = same_bits_diagram(rc.cloud, rc.domain, 1);
+    double const area = static_cast<double>(sdot_test::area(domain(rc.domain)));
+    for (std::size_t i = 0; i < one.measures.size(); ++i)
+      EXPECT_NEAR(one.measures[i], ref.measures[i], 1e-12 * area) << "seed " << i;
+    expect_same_bits_at_every_box_count(rc.cloud, rc.domain);
+  }
 }

@@ -5,6 +5,7 @@
 #include "reference_cases.hpp"
 
 #include <loom/loom.hpp>
+#include <sdot/jacobian.hpp>
 #include <sdot/sdot.hpp>
 
 #include <gtest/gtest.h>
@@ -157,5 +158,70 @@ TEST(SpreadMpi, EveryReferenceCase) {
         EXPECT_NEAR(whole(i), ref.measures[i], 1e-12 * area)
             << rc.name << ", seed " << i << ", " << size << " processes x " << boxes_per_process;
     }
+  }
+}
+
+namespace {
+
+/// With options.same_bits, the diagram spread over the processes (and boxes) has the bits of
+/// the one-box diagram: measures, centroids and this process's rows of the Jacobian.
+void expect_same_bits_as_one_box(Cloud const& c, int boxes_per_process, bool uneven) {
+  int rank = 0, size = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  sdot::PowerDiagramOptions options;
+  options.same_bits = true;
+  sdot::PowerDiagram<> one(positions_view(c), weights_view(c), unit_square(), options);
+  auto const reference = to_vector(one.measures());
+  auto const reference_centroids =
+      Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), one.centroids());
+  auto const reference_jacobian = sdot::measure_jacobian(one, positions_view(c));
+
+  auto ranks = loom::MpiRanks(MPI_COMM_WORLD, boxes_per_process);
+  auto first = split(c.x.size(), size, uneven);
+  std::size_t const count = first[rank + 1] - first[rank];
+  Cloud mine = block(c, first[rank], count);
+  auto const positions = positions_view(mine);
+  sdot::PowerDiagram pd(loom::spread(positions, ranks), loom::spread(weights_view(mine), ranks),
+                        unit_square(), options);
+  auto const whole = loom::gather_to_host(pd.measures());
+  auto const centroids = loom::gather_to_host(pd.centroids());
+  ASSERT_EQ(whole.extent(0), c.x.size());
+  for (std::size_t i = 0; i < c.x.size(); ++i) {
+    ASSERT_EQ(whole(i), reference[i]) << "measure of seed " << i;
+    ASSERT_EQ(centroids(i, 0), reference_centroids(i, 0)) << "centroid of seed " << i;
+    ASSERT_EQ(centroids(i, 1), reference_centroids(i, 1)) << "centroid of seed " << i;
+  }
+  // This process's rows of the Jacobian, against the same rows of the one-box Jacobian.
+  auto const jacobian = sdot::measure_jacobian(pd.execution_space_instance(), ranks,
+                                               sdot::ConstPoints<>(positions), pd.cell_polygons());
+  auto host = [](auto const& v) {
+    return Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), v);
+  };
+  auto const rows = host(jacobian.global.graph.row_map);
+  auto const columns = host(jacobian.global.graph.entries);
+  auto const values = host(jacobian.global.values);
+  auto const reference_rows = host(reference_jacobian.global.graph.row_map);
+  auto const reference_columns = host(reference_jacobian.global.graph.entries);
+  auto const reference_values = host(reference_jacobian.global.values);
+  for (std::size_t i = 0; i < count; ++i) {
+    std::size_t const g = first[rank] + i;
+    ASSERT_EQ(rows(i + 1) - rows(i), reference_rows(g + 1) - reference_rows(g)) << "row " << g;
+    for (int k = 0; k < int(rows(i + 1) - rows(i)); ++k) {
+      ASSERT_EQ(columns(rows(i) + k), reference_columns(reference_rows(g) + k)) << "row " << g;
+      ASSERT_EQ(values(rows(i) + k), reference_values(reference_rows(g) + k)) << "row " << g;
+    }
+  }
+}
+
+} // namespace
+
+TEST(SpreadMpi, SameBitsAsOneBox) {
+  for (int boxes_per_process : {1, 2}) {
+    SCOPED_TRACE(std::to_string(boxes_per_process) + " boxes per process");
+    expect_same_bits_as_one_box(uniform_cloud(2000, 1.0 / 2000, 61), boxes_per_process, false);
+    expect_same_bits_as_one_box(lattice_cloud(30), boxes_per_process, true);
+    expect_same_bits_as_one_box(displaced_cells_cloud(1500, 62), boxes_per_process, true);
+    expect_same_bits_as_one_box(partial_cloud("clusters", 1500, 63), boxes_per_process, false);
   }
 }

@@ -3,6 +3,7 @@
 // storage of a fixed capacity, then, for the cells that overflowed it, passes with a
 // workspace of twice the capacity, until every cell fits. Never truncates a cell.
 
+#include <sdot/detail/canonical_cells.hpp>
 #include <sdot/detail/cell_kernel.hpp>
 #include <sdot/detail/polygon_storage.hpp>
 #include <sdot/detail/scan.hpp>
@@ -22,6 +23,9 @@ struct CellOutputs {
   Kokkos::View<int const*, MemorySpace> polygon_offsets;
   Points<MemorySpace> polygon_vertices;
   Kokkos::View<int*, MemorySpace> polygon_labels;
+  /// PowerDiagramOptions::same_bits (when active): each cell recomputed from its edges'
+  /// lines before it is written (canonical_cells.hpp).
+  SeedLookup<MemorySpace> same_bits = {};
 };
 
 /// Measures, centroids and vertex counts for n cells (labels `prefix` + "measures", ...), no
@@ -106,10 +110,18 @@ struct CellsFunctor {
     overflowed(item) = r == ClipResult::overflow;
     if (r == ClipResult::overflow)
       return;
+    finish(cell, seed);
+  }
+
+  /// Writes the finished `cell` of `seed` into the outputs (and tells `abandon` its measure),
+  /// first recomputed from its edges with out.same_bits.
+  KOKKOS_FUNCTION void finish(Polygon& cell, CellSeed const& seed) const {
+    if (out.same_bits.active())
+      make_canonical(cell, seed.x, seed.y, seed.w, out.same_bits, domain_vertices, domain_labels);
     record(cell, seed);
   }
 
-  /// Writes the finished `cell` of `seed` into the outputs (and tells `abandon` its measure).
+  /// Writes `cell` of `seed` into the outputs as it is (see finish()).
   KOKKOS_FUNCTION void record(Polygon const& cell, CellSeed const& seed) const {
     double area, mx, my;
     cell.integrals(area, mx, my);

@@ -152,18 +152,12 @@ void kept_cell_polygons(ExecutionSpace const& space, SeedTree<MemorySpace> const
                         Kokkos::View<int*, MemorySpace> vertex_counts,
                         SlotPolygons<MemorySpace> const& kept,
                         Kokkos::View<int*, MemorySpace>& offsets, Points<MemorySpace>& vertices,
-                        Kokkos::View<int*, MemorySpace>& labels) {
+                        Kokkos::View<int*, MemorySpace>& labels,
+                        SeedLookup<MemorySpace> const& same_bits = {}) {
   using Policy = Kokkos::RangePolicy<ExecutionSpace>;
   loom::compat::ScopedRegion region("sdot::kept_cell_polygons");
   int const n = static_cast<int>(vertex_counts.extent(0));
-  offsets = Kokkos::View<int*, MemorySpace>(
-      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::polygons::offsets"), n + 1);
-  int const total = exclusive_scan(space, "sdot::polygons::offsets", vertex_counts, offsets);
-  vertices = Points<MemorySpace>(
-      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::polygons::vertices"), total);
-  labels = Kokkos::View<int*, MemorySpace>(
-      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::polygons::edge_sources"),
-      total);
+  allocate_polygon_rows(space, vertex_counts, offsets, vertices, labels);
   {
     auto const slot_vertices = kept.vertices;
     auto const slot_labels = kept.labels;
@@ -194,6 +188,7 @@ void kept_cell_polygons(ExecutionSpace const& space, SeedTree<MemorySpace> const
   scratch.polygon_offsets = offsets;
   scratch.polygon_vertices = vertices;
   scratch.polygon_labels = labels;
+  scratch.same_bits = same_bits;
   Kokkos::View<int*, MemorySpace> overflowed(
       Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::kept::overflowed"),
       nb_overflowed);

@@ -44,6 +44,37 @@ struct PolygonWriter {
   }
 };
 
+/// Fan integrals (area and first moments about the origin) of the polygon of `n` vertices
+/// x(k), y(k): triangles from the first vertex, in coordinates relative to it. Never a
+/// negative area (a polygon of no area whose rounding came out negative has none). Products
+/// relative to the first vertex stay of the polygon's size even far from the origin.
+template <class X, class Y>
+KOKKOS_INLINE_FUNCTION void fan_integrals(int n, X const& x, Y const& y, double& area, double& mx,
+                                          double& my) {
+  double a = 0, sx = 0, sy = 0;
+  if (n > 0) {
+    double const x0 = x(0), y0 = y(0);
+    for (int k = 1; k + 1 < n; ++k) {
+      double const xk = x(k) - x0, yk = y(k) - y0;
+      double const xl = x(k + 1) - x0, yl = y(k + 1) - y0;
+      double const cross = xk * yl - xl * yk;
+      a += cross;
+      sx += (xk + xl) * cross;
+      sy += (yk + yl) * cross;
+    }
+    a /= 2;
+    sx = sx / 6 + a * x0;
+    sy = sy / 6 + a * y0;
+  }
+  if (a < 0) {
+    a = 0;
+    sx = sy = 0;
+  }
+  area = a;
+  mx = sx;
+  my = sy;
+}
+
 /// Two buffers of `capacity` vertices each; clipping writes into the other one.
 struct Polygon {
   PolygonBuffers buffers[2];
@@ -211,30 +242,8 @@ struct Polygon {
   /// negative area.
   KOKKOS_INLINE_FUNCTION void integrals(double& area, double& mx, double& my) const {
     PolygonBuffers const& b = buffers[current];
-    // A fan of triangles from the first vertex, in coordinates relative to it: the products
-    // stay of the cell's size even when the cell lies far from its seed (the origin).
-    double a = 0, sx = 0, sy = 0;
-    if (size > 0) {
-      double const x0 = b.x[0], y0 = b.y[0];
-      for (int k = 1; k + 1 < size; ++k) {
-        double const xk = b.x[k] - x0, yk = b.y[k] - y0;
-        double const xl = b.x[k + 1] - x0, yl = b.y[k + 1] - y0;
-        double const cross = xk * yl - xl * yk;
-        a += cross;
-        sx += (xk + xl) * cross;
-        sy += (yk + yl) * cross;
-      }
-      a /= 2;
-      sx = sx / 6 + a * x0;
-      sy = sy / 6 + a * y0;
-    }
-    if (a < 0) { // a cell of no area whose rounding came out negative: empty
-      a = 0;
-      sx = sy = 0;
-    }
-    area = a;
-    mx = sx;
-    my = sy;
+    fan_integrals(
+        size, [&](int k) { return b.x[k]; }, [&](int k) { return b.y[k]; }, area, mx, my);
   }
 };
 

@@ -5,6 +5,8 @@
 // a polygon of the right storage for work item k.
 
 #include <sdot/detail/polygon.hpp>
+#include <sdot/detail/scan.hpp>
+#include <sdot/points.hpp>
 
 namespace sdot::detail {
 
@@ -66,6 +68,26 @@ void for_each_cell(ExecutionSpace const& space, std::string const& label, Step c
         capacity};
     Kokkos::parallel_for(label, Policy(space, 0, count), kernel);
   }
+}
+
+/// Rows for polygons of `counts` vertices each (labels "sdot::polygons::…"): cell i has the
+/// rows [offsets(i), offsets(i + 1)). Returns the number of rows.
+template <class ExecutionSpace, class Counts>
+int allocate_polygon_rows(ExecutionSpace const& space, Counts const& counts,
+                          Kokkos::View<int*, typename ExecutionSpace::memory_space>& offsets,
+                          Points<typename ExecutionSpace::memory_space>& vertices,
+                          Kokkos::View<int*, typename ExecutionSpace::memory_space>& labels) {
+  using MemorySpace = typename ExecutionSpace::memory_space;
+  int const n = static_cast<int>(counts.extent(0));
+  offsets = Kokkos::View<int*, MemorySpace>(
+      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::polygons::offsets"), n + 1);
+  int const total = exclusive_scan(space, "sdot::polygons::offsets", counts, offsets);
+  vertices = Points<MemorySpace>(
+      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::polygons::vertices"), total);
+  labels = Kokkos::View<int*, MemorySpace>(
+      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::polygons::edge_sources"),
+      total);
+  return total;
 }
 
 } // namespace sdot::detail

@@ -139,7 +139,7 @@ struct WarmCellsStep {
     }
     // Emptied: the true cell, inside this one, is empty too. A measure below `abandon`'s is
     // below for the true cell too.
-    cells.record(cell, seed);
+    cells.finish(cell, seed);
     keep_in_slot(kept, s, me, cell);
     state(s) = warm_cell;
   }
