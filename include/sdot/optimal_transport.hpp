@@ -376,8 +376,9 @@ void linear_combination(ExecutionSpace const& space, Out const& out, A const& a,
 /// zero-mean subspace (J, the Jacobian of the measures, has the constants in its kernel) by a
 /// preconditioned conjugate gradient (options.preconditioner), then halves the step until
 /// every cell keeps options.min_mass_fraction × min_j min(target_j, m_j(initial weights)) and
-/// the Euclidean error decreases by 1 − step/2 (the first step tried is twice the last one
-/// taken, at most 1).
+/// the Euclidean error decreases by 1 − step/2 (the first step tried is four times the last
+/// one taken, at most 1). From the second step on, CG starts from the multiple of the last
+/// direction nearest the new one.
 /// Steps have zero mean: the mean of the weights stays that of the initial weights.
 ///
 /// @param cells the diagram (OneProcessCells, or a type with the same members)
