@@ -1021,7 +1021,9 @@ public:
     for (auto const& part : finished)
       total += part.extent(0);
     int const width = result_width();
-    Rows all(Kokkos::view_alloc(space_, "sdot::travel::all_finished"), total, width);
+    // Not initialised: a row is read up to its vertices only (see send_results_home).
+    Rows all(Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::travel::all_finished"),
+             total, width);
     std::int64_t at = 0;
     for (auto const& part : finished) {
       int const part_width = static_cast<int>(part.extent(1));
