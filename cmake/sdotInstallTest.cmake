@@ -1,9 +1,20 @@
 # The install test. Installs the build in BUILD_DIR into a fresh prefix, then builds and runs,
 # against that prefix, examples/ and cmake/consumer (a project that enables only C++), each as
 # a project of its own. Then builds sdot's libraries again with the other linkage (shared for
-# a static build, static for a shared one), installs them and does the same. Run with cmake -P.
+# a static build, static for a shared one), installs them and does the same. When the build has
+# MPI, sdot is then built without MPI (SDOT_ENABLE_MPI=OFF, serial HDF5) with each linkage
+# (the static one with the programs), installed, and the same projects are built and run
+# against it (examples/ leaves out the examples that need MPI, and says so); the installed
+# sdot-measures runs as a plain program. Each step prints its end time. Run with cmake -P.
 set(root "${BUILD_DIR}/install-test")
 file(REMOVE_RECURSE "${root}")
+string(TIMESTAMP start "%s")
+# Prints `what` and the seconds since the start.
+function(step_done what)
+  string(TIMESTAMP now "%s")
+  math(EXPR seconds "${now} - ${start}")
+  message(STATUS "install test: ${what} (${seconds} s)")
+endfunction()
 function(run)
   execute_process(COMMAND ${ARGN} RESULT_VARIABLE result)
   if(NOT result EQUAL 0)
@@ -28,7 +39,19 @@ function(test_user_projects prefix name)
     run(${CMAKE_COMMAND} -S "${source}" -B "${binary}" ${common} -Dsdot_ROOT=${prefix})
     run(${CMAKE_COMMAND} --build "${binary}" -j 2)
     run(${CMAKE_CTEST_COMMAND} --test-dir "${binary}" --output-on-failure)
+    step_done("${name}: ${project} built and run")
   endforeach()
+endfunction()
+# Builds sdot from the sources with the options that follow, installs it into `prefix` and
+# tests the user projects against it.
+function(build_install_and_test name prefix)
+  run(${CMAKE_COMMAND} -S "${SOURCE_DIR}" -B "${root}/${name}-build" ${common}
+      -DSDOT_ENABLE_KOKKOS_KERNELS=${ENABLE_KOKKOS_KERNELS}
+      -DSDOT_ENABLE_EXPLICIT_INSTANTIATION=${ENABLE_EXPLICIT_INSTANTIATION} ${ARGN})
+  run(${CMAKE_COMMAND} --build "${root}/${name}-build" -j 2)
+  run(${CMAKE_COMMAND} --install "${root}/${name}-build" --prefix "${prefix}")
+  step_done("${name}: sdot built and installed")
+  test_user_projects("${prefix}" "${name}")
 endfunction()
 
 run(${CMAKE_COMMAND} --install "${BUILD_DIR}" --prefix "${root}/prefix")
@@ -48,10 +71,47 @@ if(SHARED)
 else()
   set(other ON)
 endif()
-run(${CMAKE_COMMAND} -S "${SOURCE_DIR}" -B "${root}/other-build" ${common}
-    -DBUILD_SHARED_LIBS=${other} -DSDOT_ENABLE_APPS=OFF -DSDOT_ENABLE_HDF5=${ENABLE_HDF5}
-    -DSDOT_ENABLE_KOKKOS_KERNELS=${ENABLE_KOKKOS_KERNELS}
-    -DSDOT_ENABLE_EXPLICIT_INSTANTIATION=${ENABLE_EXPLICIT_INSTANTIATION})
-run(${CMAKE_COMMAND} --build "${root}/other-build" -j 2)
-run(${CMAKE_COMMAND} --install "${root}/other-build" --prefix "${root}/other-prefix")
-test_user_projects("${root}/other-prefix" "other")
+build_install_and_test(other "${root}/other-prefix" -DBUILD_SHARED_LIBS=${other}
+                       -DSDOT_ENABLE_MPI=${ENABLE_MPI} -DSDOT_ENABLE_APPS=OFF
+                       -DSDOT_ENABLE_HDF5=${ENABLE_HDF5})
+
+if(NOT ENABLE_MPI)
+  return() # the build itself is the one without MPI
+endif()
+# Without MPI: the libraries with each linkage (with HDF5, serial), and the programs once.
+foreach(shared IN ITEMS OFF ON)
+  if(shared)
+    set(name "no-mpi-shared")
+    set(apps OFF)
+  else()
+    set(name "no-mpi-static")
+    set(apps ${ENABLE_HDF5})
+  endif()
+  set(prefix "${root}/${name}-prefix")
+  build_install_and_test(${name} "${prefix}" -DBUILD_SHARED_LIBS=${shared} -DSDOT_ENABLE_MPI=OFF
+                         -DSDOT_ENABLE_HDF5=${ENABLE_HDF5} -DSDOT_ENABLE_APPS=${apps})
+  # find_package(sdot) looked for no MPI.
+  file(GLOB_RECURSE config_file "${prefix}/*/sdotConfig.cmake")
+  file(READ "${config_file}" config)
+  if(NOT config MATCHES "set\\(SDOT_ENABLE_MPI OFF\\)")
+    message(FATAL_ERROR "install test: ${prefix}'s sdotConfig.cmake does not say SDOT_ENABLE_MPI OFF")
+  endif()
+  foreach(project examples consumer)
+    file(STRINGS "${root}/${name}-${project}/CMakeCache.txt" mpi_entries REGEX "^MPI_")
+    if(mpi_entries)
+      message(FATAL_ERROR "install test: ${project} against sdot without MPI found MPI: ${mpi_entries}")
+    endif()
+  endforeach()
+  # The program runs without mpiexec, one process with boxes.
+  if(apps)
+    execute_process(COMMAND "${prefix}/bin/sdot-measures" --random 10000 --nb-boxes 4
+                            "${root}/${name}-measures.h5"
+                    RESULT_VARIABLE result OUTPUT_VARIABLE printed ERROR_VARIABLE errors)
+    if(NOT result EQUAL 0 OR NOT printed MATCHES "\"n\":10000,\"ranks\":1,\"boxes\":4,"
+       OR NOT printed MATCHES "\"sum_measures\":(1|1\\.0*|0\\.99999999999999[0-9]*)[,}]"
+       OR NOT EXISTS "${root}/${name}-measures.h5")
+      message(FATAL_ERROR "install test: sdot-measures without MPI (${result}): ${printed}${errors}")
+    endif()
+    step_done("${name}: sdot-measures run")
+  endif()
+endforeach()

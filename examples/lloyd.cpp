@@ -9,7 +9,6 @@
 #include <sdot/picture.hpp>
 
 #include <Kokkos_Core.hpp>
-#include <mpi.h>
 
 #include <cmath>
 #include <cstdio>
@@ -18,9 +17,8 @@
 #include <string>
 
 int main(int argc, char* argv[]) {
-  MPI_Init(&argc, &argv);
   int status = 0;
-  {
+  { // one process: no MPI call, so no MPI_Init
     Kokkos::ScopeGuard kokkos(argc, argv);
     try {
       int const n = argc > 1 ? std::stoi(argv[1]) : 400;
@@ -86,6 +84,5 @@ int main(int argc, char* argv[]) {
       status = 1;
     }
   }
-  MPI_Finalize();
   return status;
 }

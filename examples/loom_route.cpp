@@ -7,11 +7,14 @@
 //   loom_route --boxes 4           # 4 ranks inside one process -> sums: 24 28 32 36
 //   loom_route --boxes 8 --verbose # also prints the capacity and the reruns on stderr
 //
-// The program below is written once and runs unchanged in both contexts.
+// The program below is written once and runs unchanged in both contexts. Against an sdot built
+// without MPI (SDOT_ENABLE_MPI=OFF), only --boxes is available.
 #include <loom/loom.hpp>
 
 #include <Kokkos_Core.hpp>
+#ifdef LOOM_ENABLE_MPI
 #include <mpi.h>
+#endif
 
 #include <cstdio>
 #include <cstdlib>
@@ -98,23 +101,36 @@ int main(int argc, char* argv[]) {
     else if (std::strcmp(argv[i], "--verbose") == 0)
       verbose = true;
   }
+#ifdef LOOM_ENABLE_MPI
   if (boxes < 0) {
     std::fprintf(stderr, "usage: loom_route [--boxes K] [--verbose]\n");
     return 2;
   }
   if (boxes == 0)
     MPI_Init(&argc, &argv); // BoxRanks needs no MPI
+#else
+  if (boxes <= 0) {
+    std::fprintf(stderr, "usage: loom_route --boxes K [--verbose] (sdot is built without MPI)\n");
+    return 2;
+  }
+#endif
   int result = 0;
   {
     Kokkos::ScopeGuard kokkos(argc, argv);
     try {
+#ifdef LOOM_ENABLE_MPI
       result = run(boxes > 0 ? loom::BoxRanks(boxes) : loom::MpiRanks(MPI_COMM_WORLD), verbose);
+#else
+      result = run(loom::BoxRanks(boxes), verbose);
+#endif
     } catch (std::exception const& e) {
       std::fprintf(stderr, "loom_route: %s\n", e.what());
       result = 1;
     }
   }
+#ifdef LOOM_ENABLE_MPI
   if (boxes == 0)
     MPI_Finalize();
+#endif
   return result;
 }

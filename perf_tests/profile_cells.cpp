@@ -12,14 +12,18 @@
 #include "bench_clouds.hpp"
 
 #include <Kokkos_Timer.hpp>
+#ifdef LOOM_ENABLE_MPI
 #include <mpi.h>
+#endif
 
 #include <cstdio>
 #include <cstdlib>
 #include <string>
 
 int main(int argc, char* argv[]) {
+#ifdef LOOM_ENABLE_MPI
   MPI_Init(&argc, &argv);
+#endif
   {
     Kokkos::ScopeGuard kokkos(argc, argv);
     int const n = argc > 1 ? std::atoi(argv[1]) : 100000;
@@ -33,7 +37,7 @@ int main(int argc, char* argv[]) {
         std::fclose(file);
       if (!read) {
         std::fprintf(stderr, "cannot read %d weights from %s\n", n, argv[3]);
-        MPI_Abort(MPI_COMM_WORLD, 1);
+        std::exit(1);
       }
     }
     auto positions = sdot_test::positions_view(cloud);
@@ -62,6 +66,8 @@ int main(int argc, char* argv[]) {
                   phases.count("same_bits") ? 1e9 * phases.at("same_bits") / n : 0.0, sum - 1);
     }
   }
+#ifdef LOOM_ENABLE_MPI
   MPI_Finalize();
+#endif
   return 0;
 }

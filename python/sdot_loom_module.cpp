@@ -12,7 +12,9 @@
 #include <sdot/sdot.hpp>
 
 #include <Kokkos_Core.hpp>
+#ifdef LOOM_ENABLE_MPI
 #include <mpi.h>
+#endif
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
@@ -625,6 +627,8 @@ PYBIND11_MODULE(_sdot_loom, m) {
                              [](PyRanks const& r) { return r.ranks.process_rank(); })
       .def_property_readonly("process_count",
                              [](PyRanks const& r) { return r.ranks.process_count(); });
+#ifdef LOOM_ENABLE_MPI
+  m.attr("mpi_enabled") = true;
   m.def(
       "mpi_ranks",
       [](std::int64_t fortran_comm, int boxes_per_process) {
@@ -636,6 +640,9 @@ PYBIND11_MODULE(_sdot_loom, m) {
             loom::MpiRanks(MPI_Comm_f2c(static_cast<MPI_Fint>(fortran_comm)), boxes_per_process)};
       },
       py::arg("fortran_comm"), py::arg("boxes_per_process") = 1);
+#else
+  m.attr("mpi_enabled") = false; // no mpi_ranks: loom.MpiRanks raises
+#endif
   m.def(
       "process_group_ranks",
       [](py::object collectives, int boxes_per_process) {

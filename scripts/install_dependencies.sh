@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages sdot needs to build, test and benchmark (as root, through
-# apt-get); prints what it would install when not run as root.
+# apt-get); prints what it would install when not run as root. Both HDF5 builds: the parallel
+# one (Open MPI) for sdot with MPI, the serial one for sdot without MPI (SDOT_ENABLE_MPI=OFF,
+# built by the install test); they install side by side.
 set -euo pipefail
 packages=(
   cmake g++ make ninja-build pkg-config
   libtrilinos-kokkos-dev libtrilinos-kokkos-kernels-dev
-  libopenmpi-dev openmpi-bin libhdf5-openmpi-dev hdf5-tools
+  libopenmpi-dev openmpi-bin libhdf5-openmpi-dev libhdf5-dev hdf5-tools
   libgtest-dev libbenchmark-dev libcgal-dev
   python3-dev pybind11-dev python3-numpy python3-mpi4py python3-pytest
   python3-clang-14 python3-vtk9 doxygen python3-torch

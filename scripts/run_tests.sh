@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Every test on a fresh Debian 12 machine: installs what is missing, builds everything
 # (library, programs, tests, benchmarks, examples) with the dev preset and runs ctest
-# (unit tests under 1-4 MPI processes and many boxes, the examples, the install test, and every
-# device lambda against nvcc's rules), then the tests labelled "sanitize" again, built with
-# AddressSanitizer and UndefinedBehaviorSanitizer and with point Views in LayoutLeft (as on a GPU).
+# (unit tests under 1-4 MPI processes and many boxes, the examples, the install test with and
+# without MPI, and every device lambda against nvcc's rules), then the tests labelled "sanitize"
+# again, built with AddressSanitizer and UndefinedBehaviorSanitizer and with point Views in
+# LayoutLeft (as on a GPU).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install_dependencies.sh

@@ -1,9 +1,12 @@
-// GoogleTest main shared by every unit test: MPI and Kokkos are initialised once; MPI rank 0
-// prints the usual progress, the other ranks print only their failures.
+// GoogleTest main shared by every unit test: MPI (when sdot is built with it) and Kokkos are
+// initialised once; MPI rank 0 prints the usual progress, the other ranks print only their
+// failures.
 #include <Kokkos_Core.hpp>
 #include <cstdio>
 #include <gtest/gtest.h>
+#ifdef LOOM_ENABLE_MPI
 #include <mpi.h>
+#endif
 
 namespace {
 class FailurePrinter : public ::testing::EmptyTestEventListener {
@@ -22,9 +25,11 @@ private:
 } // namespace
 
 int main(int argc, char* argv[]) {
-  MPI_Init(&argc, &argv);
   int rank = 0;
+#ifdef LOOM_ENABLE_MPI
+  MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+#endif
   int result = 0;
   {
     Kokkos::ScopeGuard kokkos(argc, argv);
@@ -35,9 +40,13 @@ int main(int argc, char* argv[]) {
       listeners.Append(new FailurePrinter(rank));
     }
     result = RUN_ALL_TESTS();
+#ifdef LOOM_ENABLE_MPI
     // Every rank must agree on the outcome, or ctest would see only rank 0's.
     MPI_Allreduce(MPI_IN_PLACE, &result, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+#endif
   }
+#ifdef LOOM_ENABLE_MPI
   MPI_Finalize();
+#endif
   return result;
 }

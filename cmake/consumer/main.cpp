@@ -1,17 +1,24 @@
 // A C++-only program using the installed sdot: a diagram, and (with HDF5) its measures written
-// to a file, which links sdot's HDF5 layer.
+// to a file, which links sdot's HDF5 layer: with MPI by the processes of MPI_COMM_WORLD through
+// MPI-IO, without MPI (SDOT_ENABLE_MPI=OFF) by this process alone.
 #include <sdot/sdot.hpp>
 #ifdef SDOT_ENABLE_HDF5
 #include <sdot/hdf5_io.hpp>
 #endif
 
+#include <loom/ranks.hpp>
+
+#ifdef LOOM_ENABLE_MPI
 #include <mpi.h>
+#endif
 
 #include <cmath>
 #include <cstdio>
 
 int main(int argc, char* argv[]) {
+#ifdef LOOM_ENABLE_MPI
   MPI_Init(&argc, &argv);
+#endif
   int status = 1;
   {
     Kokkos::ScopeGuard kokkos(argc, argv);
@@ -31,7 +38,11 @@ int main(int argc, char* argv[]) {
       sum += m(i);
 #ifdef SDOT_ENABLE_HDF5
     if (argc > 1) {
+#ifdef LOOM_ENABLE_MPI
       sdot::hdf5::OutputFile file(MPI_COMM_WORLD, argv[1]);
+#else
+      sdot::hdf5::OutputFile file(loom::BoxRanks(1), argv[1]);
+#endif
       sdot::hdf5::HostVector block("measures", n);
       Kokkos::deep_copy(block, m);
       file.write("measures", block);
@@ -43,6 +54,8 @@ int main(int argc, char* argv[]) {
       status = 0;
     }
   }
+#ifdef LOOM_ENABLE_MPI
   MPI_Finalize();
+#endif
   return status;
 }

@@ -2,12 +2,19 @@
 /// @file
 /// loom::Ranks: who the ranks are (MPI processes, boxes emulated inside one process, or
 /// several boxes per MPI process) and the host-side collectives between them.
+///
+/// The MPI entry points (MpiRanks, the communicator accessors) exist when loom is built with
+/// MPI (CMake option SDOT_ENABLE_MPI, which defines LOOM_ENABLE_MPI for the users of
+/// sdot::loom); without it loom includes no MPI header, and BoxRanks and ProcessGroupRanks
+/// remain.
 
 #include <loom/error.hpp>
 #include <loom/kokkos_compat.hpp>
 
 #include <Kokkos_Core.hpp>
+#ifdef LOOM_ENABLE_MPI
 #include <mpi.h>
+#endif
 
 #include <cstddef>
 #include <cstdint>
@@ -46,9 +53,13 @@ public:
   /// Ends every process of the group, after a failure that some processes cannot see (they
   /// would wait forever in the next collective). The default ends this process only.
   [[noreturn]] virtual void abort() const;
+#ifdef LOOM_ENABLE_MPI
   /// The MPI communicator of the group, or MPI_COMM_NULL when it is not an MPI one (parallel
-  /// HDF5 needs one).
-  virtual MPI_Comm comm() const { return MPI_COMM_NULL; }
+  /// HDF5 needs one). With MPI only (LOOM_ENABLE_MPI).
+  virtual MPI_Comm comm() const {
+    return MPI_COMM_NULL;
+  }
+#endif
 };
 
 /// The ranks of a distributed computation.
@@ -81,12 +92,23 @@ public:
   /// Number of processes (1 without MPI).
   int process_count() const { return process_count_; }
   /// True for MpiRanks (even with one process), false for BoxRanks and for process groups
-  /// that are not MPI communicators.
-  bool uses_mpi() const { return comm() != MPI_COMM_NULL; }
+  /// that are not MPI communicators (always false when loom is built without MPI).
+  bool uses_mpi() const {
+#ifdef LOOM_ENABLE_MPI
+    return comm() != MPI_COMM_NULL;
+#else
+    return false;
+#endif
+  }
+#ifdef LOOM_ENABLE_MPI
   /// The (duplicated) communicator, MPI_COMM_NULL for BoxRanks and non-MPI process groups.
+  /// With MPI only (LOOM_ENABLE_MPI).
   MPI_Comm comm() const;
+#endif
   /// The process group, null for BoxRanks.
-  std::shared_ptr<ProcessGroup const> const& group() const { return group_; }
+  std::shared_ptr<ProcessGroup const> const& group() const {
+    return group_;
+  }
 
   /// Collective: every process throws the same loom::Error (collective()) when `local_ok` is
   /// false on any process; the message is the one of the lowest failing process, prefixed by
@@ -207,10 +229,12 @@ private:
   int local_count_ = 1;
 };
 
+#ifdef LOOM_ENABLE_MPI
 /// One rank per process of `comm` (duplicated; the duplicate is freed with the last copy of
 /// the Ranks, unless MPI is finalized by then), or `boxes_per_process` ranks per process.
-/// Collective over `comm`.
+/// Collective over `comm`. With MPI only (LOOM_ENABLE_MPI).
 Ranks MpiRanks(MPI_Comm comm, int boxes_per_process = 1);
+#endif
 
 /// One rank per process of `group` (kept alive by the Ranks and its copies), or
 /// `boxes_per_process` ranks per process. Collective over the group's processes.

@@ -1,24 +1,29 @@
 #pragma once
 /// @file
-/// sdot::hdf5: parallel HDF5 input and output of row blocks (each process reads and writes
-/// its own rows of a dataset, with collective MPI-IO), for the command-line programs and any
-/// program that reads or writes seeds, weights and measures.
+/// sdot::hdf5: HDF5 input and output of row blocks (each process reads and writes its own rows
+/// of a dataset), for the command-line programs and any program that reads or writes seeds,
+/// weights and measures.
 ///
-/// Available when sdot is built with SDOT_ENABLE_HDF5 (a parallel HDF5 is needed).
+/// Available when sdot is built with SDOT_ENABLE_HDF5. With MPI (LOOM_ENABLE_MPI) sdot uses a
+/// parallel HDF5, and the processes of a communicator share a file through collective MPI-IO;
+/// without MPI, a serial HDF5, and a file belongs to one process. The files are the same either
+/// way.
 ///
 /// Datasets are read from floats (float64, or float32 converted exactly on reading) and written
 /// as float64, of shape [N] or [N, C], by blocks of rows.
-/// Errors are collective: every process of the communicator throws the same loom::Error
-/// (`collective()` is true), whose message names the file, the dataset and the problem, so
-/// no process is left waiting in a collective call. The objects hold a duplicate of the
-/// communicator they are given, never the caller's own.
+/// Errors are collective: every process throws the same loom::Error (`collective()` is true),
+/// whose message names the file, the dataset and the problem, so no process is left waiting in
+/// a collective call. The objects hold a duplicate of the communicator they are given (directly
+/// or in a loom::Ranks), never the caller's own.
 
 #include <loom/detail/segments.hpp>
 #include <loom/error.hpp>
 #include <loom/ranks.hpp>
 
 #include <Kokkos_Core.hpp>
+#ifdef LOOM_ENABLE_MPI
 #include <mpi.h>
+#endif
 
 #include <cstdint>
 #include <exception>
@@ -66,12 +71,22 @@ struct DatasetShape {
   int columns = 0;       ///< Extent 1 for a dataset of rank 2, 0 for rank 1.
 };
 
-/// An HDF5 file opened read-only by every process of a communicator.
+/// An HDF5 file opened read-only by every process of a communicator, or by one process.
 class InputFile {
 public:
-  /// Collective over `comm` (which is duplicated): opens `path` read-only with MPI-IO.
+#ifdef LOOM_ENABLE_MPI
+  /// Collective over `comm` (which is duplicated): opens `path` read-only with MPI-IO. With
+  /// MPI only (LOOM_ENABLE_MPI).
   /// @throws loom::Error (collective) when the file cannot be read or is not an HDF5 file.
   InputFile(MPI_Comm comm, std::string const& path);
+#endif
+  /// Collective over the processes of `ranks` (whatever their boxes): opens `path` read-only.
+  /// The processes of an MPI communicator (loom::MpiRanks) share it through MPI-IO, as with
+  /// the communicator itself; one process (loom::BoxRanks, or a process group of one process)
+  /// opens it alone, without MPI.
+  /// @throws loom::Error (collective) when the file cannot be read or is not an HDF5 file, or
+  /// when `ranks` spans several processes that are not an MPI communicator.
+  InputFile(loom::Ranks const& ranks, std::string const& path);
   /// Collective: closes the file.
   ~InputFile();
   InputFile(InputFile const&) = delete;
@@ -79,9 +94,9 @@ public:
 
   /// The path of the file.
   std::string const& path() const;
-  /// Rank of this process in the communicator.
+  /// Rank of this process in the communicator (0 for a file of one process).
   int process_rank() const;
-  /// Number of processes in the communicator.
+  /// Number of processes in the communicator (1 for a file of one process).
   int process_count() const;
 
   /// Collective: true when the file holds something named `dataset` (a dataset or not; the
@@ -111,17 +126,25 @@ private:
   std::unique_ptr<Impl> impl_;
 };
 
-/// An HDF5 file written by every process of a communicator, atomically: the datasets go to
-/// a temporary file next to the destination, `<path>.tmp-<pid of process 0>`, which
-/// commit() renames to `path` once every process succeeded. Until then `path` is untouched
-/// (an existing file stays as it was); discard(), or destroying the object before commit(),
-/// removes the temporary.
+/// An HDF5 file written by every process of a communicator (or by one process), atomically:
+/// the datasets go to a temporary file next to the destination, `<path>.tmp-<pid of process
+/// 0>`, which commit() renames to `path` once every process succeeded. Until then `path` is
+/// untouched (an existing file stays as it was); discard(), or destroying the object before
+/// commit(), removes the temporary.
 class OutputFile {
 public:
+#ifdef LOOM_ENABLE_MPI
   /// Collective over `comm` (which is duplicated): creates the temporary file (truncating
-  /// one with the same name).
+  /// one with the same name), written with MPI-IO. With MPI only (LOOM_ENABLE_MPI).
   /// @throws loom::Error (collective) when it cannot be created.
   OutputFile(MPI_Comm comm, std::string const& path);
+#endif
+  /// Collective over the processes of `ranks` (whatever their boxes): creates the temporary
+  /// file, as InputFile(ranks, path) opens one: through MPI-IO for the processes of an MPI
+  /// communicator, by one process alone otherwise.
+  /// @throws loom::Error (collective) when it cannot be created, or when `ranks` spans several
+  /// processes that are not an MPI communicator.
+  OutputFile(loom::Ranks const& ranks, std::string const& path);
   /// Collective unless commit() or discard() was called: closes and removes the temporary.
   /// Never throws.
   ~OutputFile();
@@ -132,9 +155,9 @@ public:
   std::string const& path() const;
   /// The temporary file written until commit().
   std::string const& temporary_path() const;
-  /// Rank of this process in the communicator.
+  /// Rank of this process in the communicator (0 for a file of one process).
   int process_rank() const;
-  /// Number of processes in the communicator.
+  /// Number of processes in the communicator (1 for a file of one process).
   int process_count() const;
 
   /// Collective: writes the float64 dataset `dataset` of shape [N]: the blocks of the

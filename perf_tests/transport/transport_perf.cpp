@@ -18,7 +18,9 @@
 
 #include <Kokkos_Core.hpp>
 #include <Kokkos_Timer.hpp>
+#ifdef LOOM_ENABLE_MPI
 #include <mpi.h>
+#endif
 
 #include <algorithm>
 #include <cstdio>
@@ -105,7 +107,9 @@ void run(std::string const& kind, int n, bool verbose, sdot::OptimalTransportOpt
 } // namespace
 
 int main(int argc, char* argv[]) {
+#ifdef LOOM_ENABLE_MPI
   MPI_Init(&argc, &argv);
+#endif
   {
     Kokkos::ScopeGuard kokkos(argc, argv);
     bool verbose = false;
@@ -147,6 +151,8 @@ int main(int argc, char* argv[]) {
       for (auto const& kind : kinds)
         run(kind, n, verbose, options);
   }
+#ifdef LOOM_ENABLE_MPI
   MPI_Finalize();
+#endif
   return 0;
 }

@@ -1,5 +1,6 @@
 """Ranks for sdot: the processes of an MPI communicator (mpi4py) or of torch.distributed, or
-boxes in one process.
+boxes in one process. Without MPI (sdot built with SDOT_ENABLE_MPI=OFF, `loom.MPI_ENABLED` is
+False), loom.MpiRanks raises RuntimeError; loom.BoxRanks and loom.TorchRanks remain.
 
     from mpi4py import MPI
     ranks = loom.MpiRanks(MPI.COMM_WORLD)      # one rank per process
@@ -17,18 +18,25 @@ A distributed program written once (loom.spmd), with rows routed between the ran
 """
 import numpy
 
+import _sdot_loom
 from _sdot_loom import (Capacity, CollectiveError, Ranks, Routed, Spmd, Spread, box_ranks, exchange,
-                        gather_to_host, mpi_ranks, process_group_ranks, route, spmd, spread,
-                        spread_host)
+                        gather_to_host, process_group_ranks, route, spmd, spread, spread_host)
 
-__all__ = ["BoxRanks", "Capacity", "CollectiveError", "MpiRanks", "Ranks", "Routed", "Spmd",
-           "Spread", "TorchRanks", "exchange", "gather_to_host", "route", "spmd", "spread",
+__all__ = ["BoxRanks", "Capacity", "CollectiveError", "MPI_ENABLED", "MpiRanks", "Ranks", "Routed",
+           "Spmd", "Spread", "TorchRanks", "exchange", "gather_to_host", "route", "spmd", "spread",
            "spread_host"]
+
+#: Whether sdot was built with MPI (SDOT_ENABLE_MPI): loom.MpiRanks works only then.
+MPI_ENABLED = bool(_sdot_loom.mpi_enabled)
 
 
 def MpiRanks(comm, boxes_per_process=1):
-    """The processes of an mpi4py communicator (duplicated), `boxes_per_process` ranks each."""
-    return mpi_ranks(comm.py2f(), boxes_per_process)
+    """The processes of an mpi4py communicator (duplicated), `boxes_per_process` ranks each.
+    Raises RuntimeError when sdot was built without MPI."""
+    if not MPI_ENABLED:
+        raise RuntimeError("loom.MpiRanks: sdot was built without MPI (SDOT_ENABLE_MPI=OFF); "
+                           "use loom.BoxRanks or loom.TorchRanks")
+    return _sdot_loom.mpi_ranks(comm.py2f(), boxes_per_process)
 
 
 def BoxRanks(count):

@@ -48,7 +48,7 @@ public:
     if (!svg_.empty() && svg_ == output)
       throw UsageError("--svg " + svg_ + " names OUTPUT.h5 too");
     if (!cells_.empty())
-      file_.emplace(ranks.comm(), cells_);
+      file_.emplace(ranks, cells_);
   }
 
   /// Whether the cells' polygons are needed.

@@ -1,11 +1,15 @@
 #pragma once
-// What the command-line programs (sdot-measures, sdot-ot) share: their main() around MPI and
-// Kokkos, the error reporting, and the parsing of option values.
+// What the command-line programs (sdot-measures, sdot-ot) share: their main() around MPI (when
+// sdot is built with it) and Kokkos, their ranks, the error reporting, and the parsing of
+// option values.
 
 #include <loom/error.hpp>
+#include <loom/ranks.hpp>
 
 #include <Kokkos_Core.hpp>
+#ifdef LOOM_ENABLE_MPI
 #include <mpi.h>
+#endif
 
 #include <array>
 #include <cerrno>
@@ -96,9 +100,24 @@ inline void keep_freed_memory() {
 #endif
 }
 
-/// main() of an MPI command-line program. Initialises MPI, prints `usage` (process 0) when
-/// the arguments hold --help or -h, else initialises Kokkos (which takes its --kokkos-*
-/// arguments) and returns `body(arguments)`.
+/// The processes of the program, `boxes_per_process` ranks each: those of MPI_COMM_WORLD, or
+/// this process alone when sdot is built without MPI.
+inline loom::Ranks program_ranks(int boxes_per_process = 1) {
+#ifdef LOOM_ENABLE_MPI
+  return loom::MpiRanks(MPI_COMM_WORLD, boxes_per_process);
+#else
+  return loom::BoxRanks(boxes_per_process);
+#endif
+}
+
+/// What --help adds to the usage of a program built without MPI.
+inline char const* const one_process_note =
+    "\nThis build has no MPI (SDOT_ENABLE_MPI=OFF): the program runs as one process, which\n"
+    "reads and writes the whole files; --nb-boxes still splits the seeds into boxes.\n";
+
+/// main() of a command-line program. Initialises MPI (when sdot is built with it), prints
+/// `usage` (process 0) when the arguments hold --help or -h, else initialises Kokkos (which
+/// takes its --kokkos-* arguments) and returns `body(arguments)`.
 ///
 /// Errors are reported by process 0 on one line of stderr, "<name>: error: <message>", and
 /// every process exits with the same status: 2 for a UsageError, 1 for a collective
@@ -107,9 +126,15 @@ inline void keep_freed_memory() {
 template <class Body>
 int command_main(int argc, char* argv[], char const* name, char const* usage, Body&& body) {
   keep_freed_memory();
-  MPI_Init(&argc, &argv);
   int rank = 0;
+#ifdef LOOM_ENABLE_MPI
+  MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  // The job ends on every process when one process fails alone.
+  auto const abort_job = [] { MPI_Abort(MPI_COMM_WORLD, 1); };
+#else
+  auto const abort_job = [] {}; // one process: it returns status 1
+#endif
   auto report = [&](std::string const& message) {
     std::fprintf(stderr, "%s: error: %s\n", name, message.c_str());
     std::fflush(stderr);
@@ -119,8 +144,12 @@ int command_main(int argc, char* argv[], char const* name, char const* usage, Bo
   for (int i = 1; i < argc; ++i)
     help = help || std::string(argv[i]) == "--help" || std::string(argv[i]) == "-h";
   if (help) {
-    if (rank == 0)
+    if (rank == 0) {
       std::fputs(usage, stdout);
+#ifndef LOOM_ENABLE_MPI
+      std::fputs(one_process_note, stdout);
+#endif
+    }
   } else {
     try {
       Kokkos::ScopeGuard kokkos(argc, argv);
@@ -132,18 +161,21 @@ int command_main(int argc, char* argv[], char const* name, char const* usage, Bo
     } catch (loom::Error const& e) {
       if (!e.collective()) {
         report("process " + std::to_string(rank) + ": " + e.what());
-        MPI_Abort(MPI_COMM_WORLD, 1);
-      }
-      if (rank == 0)
+        abort_job();
+      } else if (rank == 0) {
         report(e.what());
+      }
       status = 1;
     } catch (std::exception const& e) {
       report("process " + std::to_string(rank) + ": " + e.what());
-      MPI_Abort(MPI_COMM_WORLD, 1);
+      abort_job();
+      status = 1;
     }
   }
   std::fflush(stdout);
+#ifdef LOOM_ENABLE_MPI
   MPI_Finalize();
+#endif
   return status;
 }
 

@@ -1,6 +1,6 @@
 // sdot-measures: the areas of the power-diagram cells of seeds read from an HDF5 file (or
-// drawn at random), written to an HDF5 file, under MPI with any number of processes. See
-// docs/command-line.md.
+// drawn at random), written to an HDF5 file, under MPI with any number of processes (one process
+// when sdot is built without MPI). See docs/command-line.md.
 #include "cell_files.hpp"
 #include "command_line.hpp"
 #include "random_cloud.hpp"
@@ -175,7 +175,7 @@ struct Seeds {
 };
 
 Seeds read_seeds(loom::Ranks const& ranks, std::string const& path) {
-  sdot::hdf5::InputFile file(ranks.comm(), path);
+  sdot::hdf5::InputFile file(ranks, path);
   Seeds s;
   s.total = file.rows("positions", 2);
   std::int64_t const weights = file.rows("weights", 0);
@@ -232,7 +232,7 @@ struct DiagramResult {
 /// (collective); the centroids and the polygons when asked for.
 DiagramResult compute_diagram(Seeds const& seeds, std::vector<sdot::HalfSpace> const& boundaries,
                               sdot::PowerDiagramOptions options, bool centroids, bool polygons) {
-  loom::Ranks const ranks = loom::MpiRanks(MPI_COMM_WORLD, options.nb_boxes);
+  loom::Ranks const ranks = sdot::apps::program_ranks(options.nb_boxes);
   options.keep_polygons = polygons; // built with the measures rather than once more
   ExecutionSpace space;
   Kokkos::Timer timer;
@@ -282,7 +282,7 @@ int run(std::vector<std::string> const& args) {
   Options const o = parse(args);
   std::vector<sdot::HalfSpace> const boundaries = sdot::box_half_spaces(o.lo, o.hi);
   sdot::DomainPolygon const domain = sdot::domain_polygon(boundaries);
-  loom::Ranks const ranks = loom::MpiRanks(MPI_COMM_WORLD);
+  loom::Ranks const ranks = sdot::apps::program_ranks();
   Progress progress(o.progress, ranks.process_rank() == 0);
 
   Seeds const seeds = o.random > 0 ? random_seeds(ranks, o) : read_seeds(ranks, o.input);
@@ -290,7 +290,7 @@ int run(std::vector<std::string> const& args) {
   sdot::apps::CellFiles cell_files(ranks, o.cell_files, seeds.total, o.output);
   std::optional<sdot::hdf5::OutputFile> output;
   if (!o.output.empty())
-    output.emplace(ranks.comm(), o.output);
+    output.emplace(ranks, o.output);
 
   progress.end("input");
 

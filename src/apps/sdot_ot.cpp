@@ -1,5 +1,6 @@
 // sdot-ot: semi-discrete optimal transport from the uniform measure on a box to prescribed
-// masses at seeds read from an HDF5 file, under MPI. See docs/transport.md.
+// masses at seeds read from an HDF5 file, under MPI (one process when sdot is built without
+// MPI). See docs/transport.md.
 #include "cell_files.hpp"
 #include "command_line.hpp"
 
@@ -107,7 +108,7 @@ struct Input {
 };
 
 Input read_input(loom::Ranks const& ranks, std::string const& path, double area) {
-  sdot::hdf5::InputFile file(ranks.comm(), path);
+  sdot::hdf5::InputFile file(ranks, path);
   Input in;
   in.total = file.rows("positions", 2);
   auto const block = file.even_block(in.total);
@@ -151,13 +152,13 @@ int run(std::vector<std::string> const& args) {
   std::vector<sdot::HalfSpace> const boundaries = sdot::box_half_spaces(o.lo, o.hi);
   sdot::DomainPolygon const domain = sdot::domain_polygon(boundaries);
   double const area = domain.area;
-  loom::Ranks const ranks = loom::MpiRanks(MPI_COMM_WORLD);
+  loom::Ranks const ranks = sdot::apps::program_ranks();
   Kokkos::Timer timer;
 
   Input const in = read_input(ranks, o.input, area);
   // Created before the solve, so that a bad OUTPUT fails early.
   sdot::apps::CellFiles cell_files(ranks, o.cell_files, in.total, o.output);
-  sdot::hdf5::OutputFile output(ranks.comm(), o.output);
+  sdot::hdf5::OutputFile output(ranks, o.output);
 
   if (!o.quiet && ranks.process_rank() == 0)
     o.transport.progress = [](sdot::NewtonProgress const& p) {

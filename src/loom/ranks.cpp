@@ -1,4 +1,5 @@
-// loom::Ranks: the MPI process group and the host-side collectives (compiled once).
+// loom::Ranks: the MPI process group (with LOOM_ENABLE_MPI) and the host-side collectives
+// (compiled once).
 #include <loom/ranks.hpp>
 
 #include <algorithm>
@@ -10,6 +11,7 @@
 
 namespace loom {
 
+#ifdef LOOM_ENABLE_MPI
 namespace {
 void check_mpi(int code, char const* what) {
   if (code != MPI_SUCCESS) {
@@ -107,10 +109,6 @@ private:
 };
 } // namespace
 
-void ProcessGroup::abort() const {
-  std::abort();
-}
-
 MPI_Comm Ranks::comm() const {
   return group_ ? group_->comm() : MPI_COMM_NULL;
 }
@@ -119,6 +117,11 @@ Ranks MpiRanks(MPI_Comm comm, int boxes_per_process) {
   if (boxes_per_process < 1)
     throw Error("loom::MpiRanks: boxes_per_process must be at least 1");
   return Ranks(std::make_shared<MpiProcessGroup>(comm), boxes_per_process);
+}
+#endif // LOOM_ENABLE_MPI
+
+void ProcessGroup::abort() const {
+  std::abort();
 }
 
 Ranks ProcessGroupRanks(std::shared_ptr<ProcessGroup const> group, int boxes_per_process) {

@@ -1,7 +1,10 @@
-// sdot::hdf5: parallel HDF5 input and output of row blocks (built with SDOT_ENABLE_HDF5).
+// sdot::hdf5: HDF5 input and output of row blocks (built with SDOT_ENABLE_HDF5): parallel HDF5
+// through MPI-IO for the processes of an MPI communicator (with LOOM_ENABLE_MPI), the default
+// file driver for one process.
 //
 // Every step that may fail on one process is followed by an agreement (loom::Ranks::agree)
-// before the next collective call, so that all processes throw together.
+// before the next collective call, so that all processes throw together. The processes agree
+// through the loom::Ranks of the file (one rank per process), never through MPI directly.
 #include <sdot/hdf5_io.hpp>
 
 #include <loom/ranks.hpp>
@@ -109,30 +112,79 @@ std::string quoted(std::string const& s) {
   return "'" + s + "'";
 }
 
-loom::Ranks duplicate(MPI_Comm comm, char const* who) {
+// The processes of a file: a loom::Ranks of their own, one rank per process, and whether they
+// share the file through MPI-IO (the processes of an MPI communicator) or one process has it
+// alone (the default file driver).
+struct FileProcesses {
+  loom::Ranks ranks;
+  bool mpio = false;
+};
+
+#ifdef LOOM_ENABLE_MPI
+void require_mpi(char const* who) {
   int initialized = 0, finalized = 0;
   MPI_Initialized(&initialized);
   MPI_Finalized(&finalized);
   if (!initialized || finalized)
     throw loom::Error(std::string("sdot::hdf5::") + who + ": MPI must be initialised");
-  return loom::MpiRanks(comm);
 }
 
-// File access through MPI-IO, metadata read by one process and broadcast.
-Handle mpio_access(MPI_Comm comm) {
+// The processes of `comm` (collective: duplicates it).
+FileProcesses processes_of(MPI_Comm comm, char const* who) {
+  require_mpi(who);
+  return {loom::MpiRanks(comm), true};
+}
+#endif
+
+// The processes of `ranks` (collective: duplicates their communicator, if any).
+FileProcesses processes_of(loom::Ranks const& ranks, char const* who) {
+#ifdef LOOM_ENABLE_MPI
+  if (ranks.uses_mpi())
+    return processes_of(ranks.comm(), who);
+  char const* const why = "parallel HDF5 needs the processes of an MPI communicator, "
+                          "loom::MpiRanks";
+#else
+  char const* const why = "sdot is built without MPI (SDOT_ENABLE_MPI=OFF): a file belongs to "
+                          "one process";
+#endif
+  if (ranks.process_count() != 1) // the same on every process
+    throw loom::Error(std::string("sdot::hdf5::") + who + ": the " +
+                          std::to_string(ranks.process_count()) +
+                          " processes of a process group cannot share a file (" + why + ")",
+                      true);
+  return {loom::BoxRanks(1), false};
+}
+
+// File access: through MPI-IO, metadata read by one process and broadcast (`mpio`), or with
+// the default file driver.
+Handle file_access(FileProcesses const& processes) {
   Handle fapl(H5Pcreate(H5P_FILE_ACCESS), H5Pclose);
-  if (!fapl.valid() || H5Pset_fapl_mpio(fapl.get(), comm, MPI_INFO_NULL) < 0 ||
-      H5Pset_all_coll_metadata_ops(fapl.get(), true) < 0 ||
-      H5Pset_coll_metadata_write(fapl.get(), true) < 0)
+  if (!fapl.valid())
+    fail("cannot set up file access" + hdf5_detail());
+#ifdef LOOM_ENABLE_MPI
+  if (processes.mpio && (H5Pset_fapl_mpio(fapl.get(), processes.ranks.comm(), MPI_INFO_NULL) < 0 ||
+                         H5Pset_all_coll_metadata_ops(fapl.get(), true) < 0 ||
+                         H5Pset_coll_metadata_write(fapl.get(), true) < 0))
     fail("cannot set up MPI-IO file access" + hdf5_detail());
+#endif
   return fapl;
 }
 
-// Collective transfers, or independent ones (`collective` false).
-Handle transfer(bool collective = true) {
+// Data transfers: with MPI-IO (`mpio`) collective ones, or independent ones (`collective`
+// false); plain ones otherwise.
+Handle transfer(bool mpio, bool collective = true) {
   Handle dxpl(H5Pcreate(H5P_DATASET_XFER), H5Pclose);
-  if (!dxpl.valid() ||
-      H5Pset_dxpl_mpio(dxpl.get(), collective ? H5FD_MPIO_COLLECTIVE : H5FD_MPIO_INDEPENDENT) < 0)
+  bool ok = dxpl.valid();
+#ifdef LOOM_ENABLE_MPI
+  if (ok && mpio) {
+    H5FD_mpio_xfer_t const mode = collective ? H5FD_MPIO_COLLECTIVE : H5FD_MPIO_INDEPENDENT;
+    ok = H5Pset_dxpl_mpio(dxpl.get(), mode) >= 0;
+  }
+#else
+  (void)mpio;
+  (void)collective;
+#endif
+  if (!ok)
     fail("cannot set up data transfers" + hdf5_detail());
   return dxpl;
 }
@@ -153,14 +205,15 @@ bool blocks_overlap(loom::Ranks const& ranks, RowBlock block) {
 
 // Collective: this process's rows when the `count` rows of the processes follow each other in
 // process order, and the rows of all the processes.
-std::pair<RowBlock, std::int64_t> rows_in_order(MPI_Comm comm, std::int64_t count) {
-  long long const mine = count;
-  long long first = 0, total = 0;
-  MPI_Exscan(&mine, &first, 1, MPI_LONG_LONG, MPI_SUM, comm);
-  MPI_Allreduce(&mine, &total, 1, MPI_LONG_LONG, MPI_SUM, comm);
-  int rank = 0;
-  MPI_Comm_rank(comm, &rank);
-  return {RowBlock{rank == 0 ? 0 : first, count}, total}; // MPI_Exscan leaves rank 0's alone
+std::pair<RowBlock, std::int64_t> rows_in_order(loom::Ranks const& ranks, std::int64_t count) {
+  auto const counts = ranks.allgather(std::vector<std::int64_t>{count});
+  std::int64_t first = 0, total = 0;
+  for (int p = 0; p < static_cast<int>(counts.size()); ++p) {
+    if (p < ranks.process_rank())
+      first += counts[p];
+    total += counts[p];
+  }
+  return {RowBlock{first, count}, total};
 }
 
 std::string type_name(hid_t type) {
@@ -266,8 +319,32 @@ std::pair<Handle, Handle> row_selection(hid_t dataset, RowBlock block, int colum
 
 struct InputFile::Impl {
   loom::Ranks ranks;
+  bool mpio = false;
   std::string path;
   Handle file;
+
+  // Collective: opens `path` read-only, with the processes `processes`.
+  void open(FileProcesses processes, std::string const& name) {
+    ranks = std::move(processes.ranks);
+    mpio = processes.mpio;
+    path = name;
+    QuietErrors quiet;
+    // Process 0 tries first, for a plain message (and no collective open of a missing file).
+    agreed(ranks, [&] {
+      if (ranks.process_rank() != 0)
+        return;
+      std::FILE* f = std::fopen(path.c_str(), "rb");
+      if (!f)
+        fail("cannot open " + quoted(path) + ": " + std::strerror(errno));
+      std::fclose(f);
+    });
+    agreed(ranks, [&] {
+      Handle fapl = file_access({ranks, mpio});
+      file = Handle(H5Fopen(path.c_str(), H5F_ACC_RDONLY, fapl.get()), H5Fclose);
+      if (!file.valid())
+        fail(quoted(path) + " is not an HDF5 file, or is damaged" + hdf5_detail());
+    });
+  }
 
   // Collective: this process's rows `block` of `name` ([N] or [N, columns]) into `out`.
   void read_rows(std::string const& name, RowBlock block, int columns, double* out) const {
@@ -289,7 +366,7 @@ struct InputFile::Impl {
     // Open MPI's OMPIO (4.1) reads wrong data in collective reads of overlapping blocks:
     // those are read independently.
     bool const overlap = blocks_overlap(ranks, block);
-    agreed(ranks, [&] { dxpl = transfer(!overlap); });
+    agreed(ranks, [&] { dxpl = transfer(mpio, !overlap); });
     double unused[2];
     herr_t const status = H5Dread(d.dataset.get(), H5T_NATIVE_DOUBLE, spaces.second.get(),
                                   spaces.first.get(), dxpl.get(), block.count > 0 ? out : unused);
@@ -300,26 +377,15 @@ struct InputFile::Impl {
   }
 };
 
+#ifdef LOOM_ENABLE_MPI
 InputFile::InputFile(MPI_Comm comm, std::string const& path) : impl_(std::make_unique<Impl>()) {
-  impl_->ranks = duplicate(comm, "InputFile");
-  impl_->path = path;
-  loom::Ranks const& ranks = impl_->ranks;
-  QuietErrors quiet;
-  // Process 0 tries first, for a plain message (and no collective open of a missing file).
-  agreed(ranks, [&] {
-    if (ranks.process_rank() != 0)
-      return;
-    std::FILE* f = std::fopen(path.c_str(), "rb");
-    if (!f)
-      fail("cannot open " + quoted(path) + ": " + std::strerror(errno));
-    std::fclose(f);
-  });
-  agreed(ranks, [&] {
-    Handle fapl = mpio_access(ranks.comm());
-    impl_->file = Handle(H5Fopen(path.c_str(), H5F_ACC_RDONLY, fapl.get()), H5Fclose);
-    if (!impl_->file.valid())
-      fail(quoted(path) + " is not an HDF5 file, or is damaged" + hdf5_detail());
-  });
+  impl_->open(processes_of(comm, "InputFile"), path);
+}
+#endif
+
+InputFile::InputFile(loom::Ranks const& ranks, std::string const& path)
+    : impl_(std::make_unique<Impl>()) {
+  impl_->open(processes_of(ranks, "InputFile"), path);
 }
 
 InputFile::~InputFile() {
@@ -391,6 +457,7 @@ HostPoints InputFile::read_points(std::string const& dataset, RowBlock block) co
 struct OutputFile::Impl {
   enum class State { open, committed, discarded };
   loom::Ranks ranks;
+  bool mpio = false;
   std::string path;
   std::string temporary;
   Handle file;
@@ -417,7 +484,7 @@ struct OutputFile::Impl {
                   hid_t memory_type, hid_t file_type) {
     require_open("write");
     QuietErrors quiet;
-    auto const rows = rows_in_order(ranks.comm(), count);
+    auto const rows = rows_in_order(ranks, count);
     RowBlock const block = rows.first; // not a structured binding: captured below (C++17)
     std::int64_t const total = rows.second;
     Handle dataset, dxpl;
@@ -438,7 +505,7 @@ struct OutputFile::Impl {
       if (!dataset.valid())
         fail(quoted(path) + ": cannot create dataset " + quoted(name) + hdf5_detail());
       spaces = row_selection(dataset.get(), block, columns);
-      dxpl = transfer();
+      dxpl = transfer(mpio);
     });
     if (total == 0) // nothing to store (every process knows)
       return;
@@ -450,33 +517,45 @@ struct OutputFile::Impl {
         fail(quoted(path) + ": cannot write dataset " + quoted(name) + hdf5_detail());
     });
   }
+
+  // Collective: creates the temporary of `name`, with the processes `processes`.
+  void create(FileProcesses processes, std::string const& name) {
+    ranks = std::move(processes.ranks);
+    mpio = processes.mpio;
+    path = name;
+    auto const pids =
+        ranks.allgather(std::vector<std::int64_t>{static_cast<std::int64_t>(getpid())});
+    temporary = path + ".tmp-" + std::to_string(pids[0]);
+    QuietErrors quiet;
+    try {
+      agreed(ranks, [&] {
+        if (path.empty())
+          fail("an output file name is empty");
+        Handle fapl = file_access({ranks, mpio});
+        file =
+            Handle(H5Fcreate(temporary.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.get()), H5Fclose);
+        if (!file.valid())
+          fail("cannot create " + quoted(temporary) + " (the temporary file of " + quoted(path) +
+               ")" + hdf5_detail());
+      });
+    } catch (...) {
+      file.close();
+      remove_temporary();
+      state = State::discarded;
+      throw;
+    }
+  }
 };
 
+#ifdef LOOM_ENABLE_MPI
 OutputFile::OutputFile(MPI_Comm comm, std::string const& path) : impl_(std::make_unique<Impl>()) {
-  impl_->ranks = duplicate(comm, "OutputFile");
-  impl_->path = path;
-  loom::Ranks const& ranks = impl_->ranks;
-  long long pid = ranks.process_rank() == 0 ? static_cast<long long>(getpid()) : 0;
-  MPI_Bcast(&pid, 1, MPI_LONG_LONG, 0, ranks.comm());
-  impl_->temporary = path + ".tmp-" + std::to_string(pid);
-  QuietErrors quiet;
-  try {
-    agreed(ranks, [&] {
-      if (path.empty())
-        fail("an output file name is empty");
-      Handle fapl = mpio_access(ranks.comm());
-      impl_->file = Handle(
-          H5Fcreate(impl_->temporary.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.get()), H5Fclose);
-      if (!impl_->file.valid())
-        fail("cannot create " + quoted(impl_->temporary) + " (the temporary file of " +
-             quoted(path) + ")" + hdf5_detail());
-    });
-  } catch (...) {
-    impl_->file.close();
-    impl_->remove_temporary();
-    impl_->state = Impl::State::discarded;
-    throw;
-  }
+  impl_->create(processes_of(comm, "OutputFile"), path);
+}
+#endif
+
+OutputFile::OutputFile(loom::Ranks const& ranks, std::string const& path)
+    : impl_(std::make_unique<Impl>()) {
+  impl_->create(processes_of(ranks, "OutputFile"), path);
 }
 
 OutputFile::~OutputFile() {
@@ -537,11 +616,16 @@ std::string cells_problem(HostCells const& cells) {
 
 // Collective: true when `text` is the same on every process.
 bool same_everywhere(loom::Ranks const& ranks, std::string const& text) {
-  long long length = static_cast<long long>(text.size());
-  MPI_Bcast(&length, 1, MPI_LONG_LONG, 0, ranks.comm());
-  std::string first = ranks.process_rank() == 0 ? text : std::string(length, '\0');
-  MPI_Bcast(first.data(), static_cast<int>(length), MPI_CHAR, 0, ranks.comm());
-  return !ranks.any(first != text);
+  auto const lengths =
+      ranks.allgather(std::vector<std::int64_t>{static_cast<std::int64_t>(text.size())});
+  for (std::int64_t length : lengths)
+    if (length != lengths[0])
+      return false;
+  auto const all = ranks.allgather(std::vector<char>(text.begin(), text.end()));
+  for (std::size_t p = 0; p < lengths.size(); ++p)
+    if (!std::equal(text.begin(), text.end(), all.begin() + p * text.size()))
+      return false;
+  return true;
 }
 
 // An attribute of `object` from `values` of `memory_type`, stored as `file_type` in `space`
@@ -578,7 +662,7 @@ void OutputFile::write_vtkhdf_cells(HostCells const& cells) {
   std::string const& path = impl_->path;
   std::int64_t const n = cells.offsets.extent(0) > 0 ? cells.offsets.extent(0) - 1 : 0;
   std::int64_t const vertices = cells.vertices.extent(0);
-  std::int64_t const first_seed = rows_in_order(ranks.comm(), n).first.first;
+  std::int64_t const first_seed = rows_in_order(ranks, n).first.first;
   // What the partition holds beyond the caller's arrays.
   std::vector<std::int64_t> offsets, connectivity, seed_index;
   std::vector<double> points;

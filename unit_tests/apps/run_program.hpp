@@ -1,6 +1,7 @@
 #pragma once
-// Runs a command-line program of sdot as a separate process (directly, or under mpiexec), with
-// the environment of the test from before MPI_Init, and reads its report.
+// Runs a command-line program of sdot as a separate process (directly, or under mpiexec when
+// sdot is built with MPI: SDOT_MPIEXEC), with the environment of the test from before MPI_Init,
+// and reads its report.
 #include <gtest/gtest.h>
 
 #include <spawn.h>
@@ -73,11 +74,23 @@ inline std::vector<std::string> const environment_before_mpi = [] {
 }();
 
 // One run of a program: its arguments, and the number of MPI processes (0: started directly,
-// as a singleton).
+// as a singleton, or as the one process of a build without MPI).
 struct Job {
   std::string args;
   int processes = 0;
 };
+
+// `processes` MPI processes where sdot has MPI, else 0 (the program alone): for the runs whose
+// checks hold for any number of processes. The runs that are about several processes are
+// built with MPI only.
+inline int processes_or_alone(int processes) {
+#ifdef SDOT_MPIEXEC
+  return processes;
+#else
+  (void)processes;
+  return 0;
+#endif
+}
 
 // Runs every job at once (the program's start-up mostly waits, so this is much faster than
 // one after the other). Their stdout and stderr go through files in `scratch`.
@@ -90,10 +103,16 @@ inline std::vector<Outcome> run_all(std::string const& executable, std::vector<J
     int const k = counter++;
     outs.push_back(scratch / ("stdout_" + std::to_string(k) + ".txt"));
     errs.push_back(scratch / ("stderr_" + std::to_string(k) + ".txt"));
+#ifdef SDOT_MPIEXEC
     std::string const program = job.processes > 0
                                     ? std::string(SDOT_MPIEXEC) + " -n " +
                                           std::to_string(job.processes) + " " + quote(executable)
                                     : quote(executable);
+#else
+    if (job.processes > 0)
+      throw std::logic_error("test: a run under mpiexec, but sdot is built without MPI");
+    std::string const program = quote(executable);
+#endif
     std::string command =
         program + " " + job.args + " >" + quote(outs.back()) + " 2>" + quote(errs.back());
     char sh[] = "/bin/sh", c[] = "-c";

@@ -1,18 +1,25 @@
-// sdot::hdf5, the parallel HDF5 layer, under MPI with 1 to 4 processes: blocks written by
-// every process and read back with the serial HDF5 API (and the other way round), even and
-// uneven splits, fewer rows than processes, collective errors, atomic output.
+// sdot::hdf5, the HDF5 layer, under MPI with 1 to 4 processes (parallel HDF5), or as one
+// process without MPI (serial HDF5): blocks written by every process and read back with the
+// serial HDF5 API (and the other way round), even and uneven splits, fewer rows than processes,
+// collective errors, atomic output; files of one process, which use no MPI-IO.
 #include "apps/h5_files.hpp"
 
 #include <sdot/hdf5_io.hpp>
 #include <sdot/points.hpp>
 
+#include <loom/ranks.hpp>
+
 #include <gtest/gtest.h>
+#ifdef LOOM_ENABLE_MPI
 #include <mpi.h>
+#endif
 
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <memory>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
@@ -24,18 +31,24 @@ using sdot_test::H5Writer;
 
 namespace {
 
+// The processes of the test: those of MPI_COMM_WORLD, or this one without MPI (first called by
+// every process at once).
+loom::Ranks const& world() {
+#ifdef LOOM_ENABLE_MPI
+  static loom::Ranks const ranks = loom::MpiRanks(MPI_COMM_WORLD);
+#else
+  static loom::Ranks const ranks = loom::BoxRanks(1);
+#endif
+  return ranks;
+}
 int world_rank() {
-  int r = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &r);
-  return r;
+  return world().process_rank();
 }
 int world_size() {
-  int s = 1;
-  MPI_Comm_size(MPI_COMM_WORLD, &s);
-  return s;
+  return world().process_count();
 }
 void barrier() {
-  MPI_Barrier(MPI_COMM_WORLD);
+  world().barrier();
 }
 
 // A directory shared by the processes for the whole run (created by process 0, removed at the
@@ -50,11 +63,12 @@ public:
       if (mkdtemp(pattern.data()))
         name = pattern;
     }
-    int length = static_cast<int>(name.size());
-    MPI_Bcast(&length, 1, MPI_INT, 0, MPI_COMM_WORLD);
-    name.resize(static_cast<std::size_t>(length));
-    MPI_Bcast(name.data(), length, MPI_CHAR, 0, MPI_COMM_WORLD);
-    path_ = name;
+    // Process 0's name, to every process.
+    auto const lengths = world().allgather(std::vector<std::int64_t>{std::int64_t(name.size())});
+    std::vector<std::int64_t> counts(lengths.size(), 0);
+    counts[0] = lengths[0];
+    path_.assign(static_cast<std::size_t>(lengths[0]), '\0');
+    world().allgatherv_bytes(name.data(), path_.data(), counts, 1);
   }
   void TearDown() override {
     barrier();
@@ -172,7 +186,7 @@ TEST(Hdf5Output, EvenBlocksOfEveryProcessMakeTheDataset) {
     std::string const path = file("even_" + std::to_string(n) + ".h5");
     auto const b = sdot::hdf5::even_block(n, size, rank);
     {
-      sdot::hdf5::OutputFile out(MPI_COMM_WORLD, path);
+      sdot::hdf5::OutputFile out(world(), path);
       EXPECT_EQ(out.path(), path);
       EXPECT_EQ(out.temporary_path().rfind(path + ".tmp-", 0), 0u) << out.temporary_path();
       EXPECT_EQ(out.process_count(), size);
@@ -202,7 +216,7 @@ TEST(Hdf5Output, UnevenAndEmptyBlocks) {
     std::string const path = file("uneven_" + std::to_string(s) + ".h5");
     std::int64_t const first = first_row(splits[s], rank), count = splits[s](rank);
     {
-      sdot::hdf5::OutputFile out(MPI_COMM_WORLD, path);
+      sdot::hdf5::OutputFile out(world(), path);
       out.write("values", vector_rows(first, count));
       out.write("points", point_rows(first, count));
       out.commit();
@@ -212,6 +226,7 @@ TEST(Hdf5Output, UnevenAndEmptyBlocks) {
   expect_no_temporary();
 }
 
+#ifdef LOOM_ENABLE_MPI
 TEST(Hdf5Output, CommunicatorIsDuplicated) {
   // Each half of the processes writes its own file; the caller frees its communicator right
   // after giving it.
@@ -238,6 +253,7 @@ TEST(Hdf5Output, CommunicatorIsDuplicated) {
     expect_file_rows(file("half_1.h5"), n, 1000);
   expect_no_temporary();
 }
+#endif
 
 TEST(Hdf5Output, DiscardLeavesTheDestinationAlone) {
   int const rank = world_rank();
@@ -246,7 +262,7 @@ TEST(Hdf5Output, DiscardLeavesTheDestinationAlone) {
     H5Writer(keep).add("old", {3}, {1, 2, 3});
   barrier();
   { // destroyed without commit
-    sdot::hdf5::OutputFile out(MPI_COMM_WORLD, keep);
+    sdot::hdf5::OutputFile out(world(), keep);
     out.write("values", vector_rows(rank, 1));
   }
   if (rank == 0) {
@@ -255,7 +271,7 @@ TEST(Hdf5Output, DiscardLeavesTheDestinationAlone) {
   }
   expect_no_temporary();
   { // discarded explicitly; nothing more can be done then
-    sdot::hdf5::OutputFile out(MPI_COMM_WORLD, keep);
+    sdot::hdf5::OutputFile out(world(), keep);
     out.discard();
     expect_no_temporary();
     expect_collective_error([&] { out.commit(); }, {"was already discarded"});
@@ -263,7 +279,7 @@ TEST(Hdf5Output, DiscardLeavesTheDestinationAlone) {
                             {"was already discarded"});
   }
   { // a dataset written twice: a collective error, then discarded
-    sdot::hdf5::OutputFile out(MPI_COMM_WORLD, keep);
+    sdot::hdf5::OutputFile out(world(), keep);
     out.write("twice", vector_rows(rank, 2));
     expect_collective_error([&] { out.write("twice", vector_rows(rank, 2)); },
                             {"dataset 'twice' was already written"});
@@ -274,7 +290,7 @@ TEST(Hdf5Output, DiscardLeavesTheDestinationAlone) {
   }
   expect_no_temporary();
   { // committed: replaces the old file
-    sdot::hdf5::OutputFile out(MPI_COMM_WORLD, keep);
+    sdot::hdf5::OutputFile out(world(), keep);
     out.write("values", vector_rows(rank, 1));
     out.commit();
     expect_collective_error([&] { out.commit(); }, {"was already committed"});
@@ -288,9 +304,9 @@ TEST(Hdf5Output, DiscardLeavesTheDestinationAlone) {
 
 TEST(Hdf5Output, UncreatableFile) {
   std::string const path = file("no_such_directory/out.h5");
-  expect_collective_error([&] { sdot::hdf5::OutputFile out(MPI_COMM_WORLD, path); },
+  expect_collective_error([&] { sdot::hdf5::OutputFile out(world(), path); },
                           {"cannot create", "no_such_directory/out.h5.tmp-"});
-  expect_collective_error([&] { sdot::hdf5::OutputFile out(MPI_COMM_WORLD, ""); }, {"empty"});
+  expect_collective_error([&] { sdot::hdf5::OutputFile out(world(), ""); }, {"empty"});
   expect_no_temporary();
 }
 
@@ -326,7 +342,7 @@ TEST(Hdf5Output, VtkhdfCells) {
   int const rank = world_rank(), size = world_size();
   std::string const path = file("cells.vtkhdf");
   {
-    sdot::hdf5::OutputFile out(MPI_COMM_WORLD, path);
+    sdot::hdf5::OutputFile out(world(), path);
     out.write_vtkhdf_cells(test_cells(rank));
     expect_collective_error([&] { out.write_vtkhdf_cells(test_cells(rank)); },
                             {"cells.vtkhdf': the cells (group 'VTKHDF') were already written"});
@@ -365,7 +381,7 @@ TEST(Hdf5Output, VtkhdfCells) {
   // Inconsistent cells on one process (the last one with cells): every process throws.
   int const spoilt = cells_of(size - 1) > 0 ? size - 1 : 0;
   auto const bad = [&](std::function<void(sdot::hdf5::HostCells&)> const& spoil) {
-    sdot::hdf5::OutputFile out(MPI_COMM_WORLD, file("bad.vtkhdf"));
+    sdot::hdf5::OutputFile out(world(), file("bad.vtkhdf"));
     sdot::hdf5::HostCells cells = test_cells(rank);
     if (rank == spoilt)
       spoil(cells);
@@ -423,10 +439,14 @@ std::string const& input_file() {
 
 TEST(Hdf5Input, BlocksOfEveryProcess) {
   int const rank = world_rank(), size = world_size();
+#ifdef LOOM_ENABLE_MPI
   MPI_Comm comm = MPI_COMM_NULL;
   MPI_Comm_dup(MPI_COMM_WORLD, &comm);
   sdot::hdf5::InputFile in(comm, input_file());
   MPI_Comm_free(&comm); // the file keeps its own duplicate
+#else
+  sdot::hdf5::InputFile in(world(), input_file());
+#endif
   EXPECT_EQ(in.path(), input_file());
   EXPECT_EQ(in.process_rank(), rank);
   EXPECT_EQ(in.process_count(), size);
@@ -488,16 +508,16 @@ TEST(Hdf5Input, BlocksOfEveryProcess) {
 TEST(Hdf5Input, CollectiveErrorsNameTheProblem) {
   int const rank = world_rank(), size = world_size();
   std::string const missing = file("missing.h5");
-  expect_collective_error([&] { sdot::hdf5::InputFile in(MPI_COMM_WORLD, missing); },
+  expect_collective_error([&] { sdot::hdf5::InputFile in(world(), missing); },
                           {"cannot open '" + missing + "'", "No such file"});
   std::string const text = file("text.h5");
   if (rank == 0)
     std::ofstream(text) << "not HDF5\n";
   barrier();
-  expect_collective_error([&] { sdot::hdf5::InputFile in(MPI_COMM_WORLD, text); },
+  expect_collective_error([&] { sdot::hdf5::InputFile in(world(), text); },
                           {"'" + text + "' is not an HDF5 file"});
 
-  sdot::hdf5::InputFile in(MPI_COMM_WORLD, input_file());
+  sdot::hdf5::InputFile in(world(), input_file());
   expect_collective_error([&] { in.rows("absent", 0); }, {"no dataset 'absent'", input_file()});
   expect_collective_error(
       [&] { in.rows("ints", 0); },
@@ -535,7 +555,7 @@ TEST(Hdf5Input, CollectiveErrorsNameTheProblem) {
 
 TEST(Hdf5Agreed, OneFailingProcessMakesEveryProcessThrow) {
   int const rank = world_rank(), size = world_size();
-  auto ranks = loom::MpiRanks(MPI_COMM_WORLD);
+  auto const& ranks = world();
   expect_collective_error(
       [&] {
         sdot::hdf5::agreed(ranks, [&] {
@@ -568,4 +588,85 @@ TEST(Hdf5Copies, HostAndDevice) {
       EXPECT_EQ(back(i, c), points(i, c));
       EXPECT_EQ(from_left(i, c), points(i, c));
     }
+}
+
+// Files of one process (loom::BoxRanks, any boxes): each process has its own, written and read
+// without MPI-IO (the default file driver, also in a build with MPI), in the same format.
+TEST(Hdf5OneProcess, FilesOfOneProcess) {
+  int const rank = world_rank();
+  std::string const path = file("alone_" + std::to_string(rank) + ".h5");
+  std::string const cells_path = file("alone_" + std::to_string(rank) + ".vtkhdf");
+  std::int64_t const n = 13 + rank;
+  {
+    sdot::hdf5::OutputFile out(loom::BoxRanks(3), path);
+    EXPECT_EQ(out.process_rank(), 0);
+    EXPECT_EQ(out.process_count(), 1);
+    out.write("values", vector_rows(0, n));
+    out.write("points", point_rows(0, n));
+    expect_collective_error([&] { out.write("values", vector_rows(0, 1)); },
+                            {"dataset 'values' was already written"});
+    out.commit();
+    sdot::hdf5::OutputFile cells(loom::BoxRanks(1), cells_path);
+    cells.write_vtkhdf_cells(test_cells(0));
+    cells.commit();
+  }
+  auto const values = h5_read(path, "values");
+  ASSERT_EQ(values.dims, (std::vector<hsize_t>{static_cast<hsize_t>(n)}));
+  for (std::int64_t g = 0; g < n; ++g)
+    EXPECT_EQ(values.values[g], value_of(g));
+  EXPECT_EQ(h5_read(cells_path, "VTKHDF/NumberOfCells").values, std::vector<double>{2});
+  EXPECT_EQ(h5_read(cells_path, "VTKHDF/Offsets").values, (std::vector<double>{0, 3, 3}));
+  EXPECT_EQ(h5_read(cells_path, "VTKHDF/CellData/seed_index").values, (std::vector<double>{0, 1}));
+
+  sdot::hdf5::InputFile in(loom::BoxRanks(2), path);
+  EXPECT_EQ(in.process_count(), 1);
+  EXPECT_EQ(in.rows("points", 2), n);
+  auto const points = in.read_points("points", in.even_block(n));
+  ASSERT_EQ(points.extent(0), static_cast<std::size_t>(n));
+  for (std::int64_t g = 0; g < n; ++g)
+    EXPECT_EQ(points(g, 1), y_of(g));
+  expect_collective_error(
+      [&] {
+        in.read_vector("values", {n - 1, 2});
+      },
+      {"rows [" + std::to_string(n - 1) + ", " + std::to_string(n + 1) + ") are out of the " +
+       std::to_string(n) + " rows"});
+  std::string const missing = file("alone_missing_" + std::to_string(rank) + ".h5");
+  expect_collective_error([&] { sdot::hdf5::InputFile m(loom::BoxRanks(1), missing); },
+                          {"cannot open '" + missing + "'", "No such file"});
+  expect_no_temporary();
+}
+
+namespace {
+// A process group of two processes that is not an MPI communicator (this process is its first
+// one); its collectives are never reached.
+class TwoProcesses final : public loom::ProcessGroup {
+public:
+  int rank() const override { return 0; }
+  int size() const override { return 2; }
+  void allgatherv(void const*, void*, std::vector<std::int64_t> const&,
+                  std::size_t) const override {
+    throw std::logic_error("test: no collective expected");
+  }
+  void alltoallv(void const*, std::vector<std::int64_t> const&, void*,
+                 std::vector<std::int64_t> const&, std::size_t) const override {
+    throw std::logic_error("test: no collective expected");
+  }
+  void barrier() const override { throw std::logic_error("test: no collective expected"); }
+};
+} // namespace
+
+// The processes of a group that is not an MPI communicator cannot share a file: a collective
+// error, before anything is created.
+TEST(Hdf5Ranks, SeveralProcessesOfANonMpiGroupAreRefused) {
+  auto const ranks = loom::ProcessGroupRanks(std::make_shared<TwoProcesses>());
+  std::string const path = file("group_" + std::to_string(world_rank()) + ".h5");
+  expect_collective_error([&] { sdot::hdf5::OutputFile out(ranks, path); },
+                          {"sdot::hdf5::OutputFile: the 2 processes of a process group cannot "
+                           "share a file"});
+  expect_collective_error([&] { sdot::hdf5::InputFile in(ranks, input_file()); },
+                          {"sdot::hdf5::InputFile: the 2 processes of a process group cannot "
+                           "share a file"});
+  EXPECT_FALSE(std::filesystem::exists(path));
+  expect_no_temporary();
 }

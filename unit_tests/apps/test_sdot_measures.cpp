@@ -261,10 +261,11 @@ TEST(SdotMeasures, RandomCloudIsTheSameWhateverTheSplit) {
 
 TEST(SdotMeasures, ProgressLines) {
   ScratchDirectory scratch;
+  int const two = processes_or_alone(2);
   auto const outcomes = run_all(std::vector<Job>{{"--random 500 --progress", 0},
-                                                 {"--random 500 --progress --nb-boxes 2", 2},
-                                                 {"--random 500 --quiet", 2},
-                                                 {"--random 500", 2}},
+                                                 {"--random 500 --progress --nb-boxes 2", two},
+                                                 {"--random 500 --quiet", two},
+                                                 {"--random 500", two}},
                                 scratch);
   auto const lines = [](std::string const& err) {
     std::vector<std::string> phases;
@@ -453,6 +454,7 @@ TEST(SdotMeasures, FailureLeavesAnExistingOutputAlone) {
   EXPECT_FALSE(has_temporary(scratch.path()));
 }
 
+#ifdef SDOT_MPIEXEC
 // Under mpiexec: every process reads and writes its own block; the results are those of the
 // library on one process, whatever the number of processes (fewer seeds than processes too).
 TEST(SdotMeasures, SeveralProcesses) {
@@ -529,11 +531,13 @@ TEST(SdotMeasures, SeveralProcesses) {
   EXPECT_FALSE(std::filesystem::exists(scratch / "no_weights_out.h5"));
   EXPECT_FALSE(has_temporary(scratch.path()));
 }
+#endif
 
 // --cells and --svg: the files of the cells, written under any number of processes; VTK's own
 // reader finds in the --cells file one partition per process, the cells' areas (with VTK's
 // computation) and the cell data (cell_checks.hpp). The clouds have empty cells (very low
-// weights), and under 3 processes one process holds no seed.
+// weights), and under 3 processes one process holds no seed (the runs "two" and "tiny", with
+// MPI only).
 TEST(SdotMeasures, CellFiles) {
   ScratchDirectory scratch;
   Cloud c = uniform_cloud(200, 1e-3, 21);
@@ -546,10 +550,12 @@ TEST(SdotMeasures, CellFiles) {
   };
   std::vector<Run> const runs{
       {"one", file("in.h5"), 0},
+#ifdef SDOT_MPIEXEC
       {"two", file("in.h5"), 2},
-      {"boxes", file("in.h5") + " --nb-boxes 2 --msg-capacity 2", 2},
       {"tiny", "--random 2", 3},
-      {"random", "--random 80", 2},
+#endif
+      {"boxes", file("in.h5") + " --nb-boxes 2 --msg-capacity 2", processes_or_alone(2)},
+      {"random", "--random 80", processes_or_alone(2)},
   };
   std::vector<Job> jobs;
   for (auto const& r : runs)
@@ -577,6 +583,7 @@ TEST(SdotMeasures, CellFiles) {
   EXPECT_FALSE(has_temporary(scratch.path()));
 }
 
+#ifdef SDOT_MPIEXEC
 // Under several processes, a bad --cells path or an unwritable picture (written by process 0
 // alone) stops every process with one message, and leaves no file.
 TEST(SdotMeasures, CellFilesErrorsUnderSeveralProcesses) {
@@ -599,3 +606,4 @@ TEST(SdotMeasures, CellFilesErrorsUnderSeveralProcesses) {
   }
   EXPECT_EQ(directory_entries(scratch.path()), std::vector<std::string>{}) << "left behind";
 }
+#endif

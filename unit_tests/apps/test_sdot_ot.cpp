@@ -1,7 +1,7 @@
 // The sdot-ot program, run as a separate process on files written here with the serial HDF5
-// API, directly and under mpiexec: the weights it writes give the prescribed masses (checked
-// with sdot::PowerDiagram on the same positions), its progress lines and --quiet, bad masses
-// (message, exit status, no output file left behind), and the files of the cells (--cells,
+// API, directly and under mpiexec (with MPI): the weights it writes give the prescribed masses
+// (checked with sdot::PowerDiagram on the same positions), its progress lines and --quiet, bad
+// masses (message, exit status, no output file left behind), and the files of the cells (--cells,
 // --svg).
 #include "apps/cell_checks.hpp"
 #include "apps/h5_files.hpp"
@@ -73,8 +73,9 @@ TEST(SdotOt, WeightsGiveTheMassesAtAnyProcessCount) {
   auto file = [&](std::string const& name) { return quote(scratch / name); };
   auto const outcomes =
       run_all(std::vector<Job>{{file("in.h5") + " " + file("out_1.h5"), 0},
-                               {file("in.h5") + " " + file("out_3.h5"), 3},
-                               {file("uniform.h5") + " " + file("uniform_out.h5") + " --quiet", 2}},
+                               {file("in.h5") + " " + file("out_3.h5"), processes_or_alone(3)},
+                               {file("uniform.h5") + " " + file("uniform_out.h5") + " --quiet",
+                                processes_or_alone(2)}},
               scratch);
   std::vector<std::string> const outputs{"out_1.h5", "out_3.h5", "uniform_out.h5"};
   for (std::size_t k = 0; k < outcomes.size(); ++k) {
@@ -116,11 +117,12 @@ TEST(SdotOt, BadMassesAreRefused) {
   write_input(scratch / "negative.h5", c, masses);
   write_input(scratch / "doubled.h5", c, doubled);
   auto file = [&](std::string const& name) { return quote(scratch / name); };
-  auto const outcomes =
-      run_all(std::vector<Job>{{file("negative.h5") + " " + file("negative_out.h5"), 0},
-                               {file("negative.h5") + " " + file("negative_out_3.h5"), 3},
-                               {file("doubled.h5") + " " + file("doubled_out.h5"), 2}},
-              scratch);
+  auto const outcomes = run_all(
+      std::vector<Job>{
+          {file("negative.h5") + " " + file("negative_out.h5"), 0},
+          {file("negative.h5") + " " + file("negative_out_3.h5"), processes_or_alone(3)},
+          {file("doubled.h5") + " " + file("doubled_out.h5"), processes_or_alone(2)}},
+      scratch);
   for (auto const& o : outcomes) {
     EXPECT_EQ(o.status, 1) << o.err;
     EXPECT_TRUE(o.out.empty()) << o.out;
@@ -142,18 +144,19 @@ TEST(SdotOt, CellFiles) {
   write_input(scratch / "in.h5", c, masses);
   H5Writer(scratch / "large.h5").add("positions", {10001, 2}, std::vector<double>(20002, 0.5));
   auto file = [&](std::string const& name) { return quote(scratch / name); };
+  int const processes = processes_or_alone(2);
   auto const outcomes = run_all(
       std::vector<Job>{
           {file("in.h5") + " " + file("out.h5") + " --quiet --cells " + file("cells.vtkhdf") +
                " --svg " + file("cells.svg"),
-           2},
+           processes},
           {file("large.h5") + " " + file("large_out.h5") + " --svg " + file("large.svg"), 0}},
       scratch);
   ASSERT_EQ(outcomes[0].status, 0) << outcomes[0].err;
   auto const measures = h5_read(scratch / "out.h5", "measures").values;
   expect_picture(scratch / "cells.svg", measures);
 #ifdef SDOT_VTK_READER
-  auto vtk = expect_cells_read_by_vtk(scratch / "cells.vtkhdf", 2, measures, 1, scratch);
+  auto vtk = expect_cells_read_by_vtk(scratch / "cells.vtkhdf", processes, measures, 1, scratch);
   EXPECT_EQ(vtk["target_mass"], masses);
   EXPECT_EQ(vtk["weight"], h5_read(scratch / "out.h5", "weights").values);
 #endif

@@ -1,21 +1,57 @@
-// loom under BoxRanks: K ranks emulated inside one process (no MPI used by loom).
+// loom under BoxRanks: K ranks emulated inside one process (no MPI used by loom); and the same
+// through loom::ProcessGroupRanks over a process group of one process that is not MPI, as in a
+// build without MPI.
 #include "loom_checks.hpp"
+
+#include <cstring>
+#include <memory>
+#include <stdexcept>
+#include <tuple>
+#include <vector>
 
 namespace {
 
-class Boxes : public ::testing::TestWithParam<int> {
+/// A loom::ProcessGroup of this process alone, not an MPI communicator. Its collectives are
+/// copies, counted: loom copies by itself for one process and never calls them.
+class LoneGroup final : public loom::ProcessGroup {
+public:
+  int rank() const override { return 0; }
+  int size() const override { return 1; }
+  void allgatherv(void const* send, void* recv, std::vector<std::int64_t> const& counts,
+                  std::size_t elem_bytes) const override {
+    ++calls;
+    std::memmove(recv, send, counts.at(0) * elem_bytes);
+  }
+  void alltoallv(void const* send, std::vector<std::int64_t> const& send_counts, void* recv,
+                 std::vector<std::int64_t> const&, std::size_t elem_bytes) const override {
+    ++calls;
+    std::memmove(recv, send, send_counts.at(0) * elem_bytes);
+  }
+  void barrier() const override { ++calls; }
+  mutable int calls = 0;
+};
+
+/// Boxes in this process, and whether the ranks go through LoneGroup.
+class Boxes : public ::testing::TestWithParam<std::tuple<int, bool>> {
 protected:
-  loom::Ranks ranks() const { return loom::BoxRanks(GetParam()); }
+  int boxes() const { return std::get<0>(GetParam()); }
+  bool through_group() const { return std::get<1>(GetParam()); }
+  loom::Ranks ranks() const {
+    if (through_group())
+      return loom::ProcessGroupRanks(std::make_shared<LoneGroup>(), boxes());
+    return loom::BoxRanks(boxes());
+  }
 };
 
 TEST_P(Boxes, Basics) {
   auto r = ranks();
-  EXPECT_EQ(r.size(), GetParam());
-  EXPECT_EQ(r.local_count(), GetParam());
+  EXPECT_EQ(r.size(), boxes());
+  EXPECT_EQ(r.local_count(), boxes());
   EXPECT_EQ(r.first_local(), 0);
-  EXPECT_EQ(r.rank(GetParam() - 1), GetParam() - 1);
+  EXPECT_EQ(r.rank(boxes() - 1), boxes() - 1);
   EXPECT_EQ(r.process_count(), 1);
   EXPECT_FALSE(r.uses_mpi());
+  EXPECT_EQ(r.group() != nullptr, through_group());
 }
 TEST_P(Boxes, RouteInt) {
   loom_test::check_route<int>(ranks(), 64);
@@ -66,7 +102,28 @@ TEST_P(Boxes, Errors) {
   loom_test::check_errors(ranks());
 }
 
-INSTANTIATE_TEST_SUITE_P(Loom, Boxes, ::testing::Values(1, 2, 3, 8, 64, 100));
+INSTANTIATE_TEST_SUITE_P(Loom, Boxes,
+                         ::testing::Combine(::testing::Values(1, 2, 3, 8, 64, 100),
+                                            ::testing::Values(false)));
+INSTANTIATE_TEST_SUITE_P(LoomOneProcessGroup, Boxes,
+                         ::testing::Combine(::testing::Values(1, 3, 64), ::testing::Values(true)));
+
+// A process group of one process: loom's collectives are local copies, the group's are never
+// called.
+TEST(ProcessGroupRanks, OneProcessNeedsNoCollective) {
+  auto const group = std::make_shared<LoneGroup>();
+  auto const r = loom::ProcessGroupRanks(group, 4);
+  loom_test::check_route<int>(r, 64);
+  loom_test::check_exchange<long>(r, 64);
+  loom_test::check_all_reductions(r);
+  r.barrier();
+  EXPECT_EQ(group->calls, 0);
+}
+
+TEST(ProcessGroupRanks, RefusesNoGroupAndNoBoxes) {
+  EXPECT_THROW(loom::ProcessGroupRanks(nullptr), loom::Error);
+  EXPECT_THROW(loom::ProcessGroupRanks(std::make_shared<LoneGroup>(), 0), loom::Error);
+}
 
 TEST(LoomCapacity, GrowsByDoubling) {
   loom::Capacity c(3);

@@ -1,5 +1,5 @@
 // The diagram of seeds spread over MPI processes (and boxes within them) equals the one-box
-// diagram computed by one process.
+// diagram computed by one process. Without MPI, the same with one process and its boxes.
 #include "brute_force.hpp"
 #include "clouds.hpp"
 #include "reference_cases.hpp"
@@ -9,7 +9,9 @@
 #include <sdot/sdot.hpp>
 
 #include <gtest/gtest.h>
+#ifdef LOOM_ENABLE_MPI
 #include <mpi.h>
+#endif
 
 #include <numeric>
 
@@ -19,6 +21,16 @@ namespace {
 
 std::vector<sdot::HalfSpace> unit_square() {
   return sdot::box_half_spaces({0, 0}, {1, 1});
+}
+
+/// The processes of MPI_COMM_WORLD (this process alone without MPI), `boxes_per_process` ranks
+/// each.
+loom::Ranks world(int boxes_per_process = 1) {
+#ifdef LOOM_ENABLE_MPI
+  return loom::MpiRanks(MPI_COMM_WORLD, boxes_per_process);
+#else
+  return loom::BoxRanks(boxes_per_process);
+#endif
 }
 
 /// Rows [first, first + count) of a cloud.
@@ -45,10 +57,8 @@ std::vector<std::size_t> split(std::size_t n, int processes, bool uneven) {
 }
 
 void expect_spread_equals_one_box(Cloud const& c, int boxes_per_process, bool uneven) {
-  int rank = 0, size = 1;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
-  auto ranks = loom::MpiRanks(MPI_COMM_WORLD, boxes_per_process);
+  auto ranks = world(boxes_per_process);
+  int const rank = ranks.process_rank(), size = ranks.process_count();
   auto first = split(c.x.size(), size, uneven);
   Cloud mine = block(c, first[rank], first[rank + 1] - first[rank]);
   sdot::PowerDiagram pd(loom::spread(positions_view(mine), ranks),
@@ -108,7 +118,7 @@ TEST(SpreadMpi, WholeCloudSpreadByLoom) {
   // Every process holds the whole cloud; loom::spread_host keeps each process's even block in
   // loom's row layout (LayoutRight), which the diagram takes in its own layout.
   Cloud const c = clustered_cloud(400, 11);
-  auto ranks = loom::MpiRanks(MPI_COMM_WORLD, 2);
+  auto ranks = world(2);
   auto positions = positions_view<Kokkos::HostSpace>(c);
   auto weights = weights_view<Kokkos::HostSpace>(c);
   sdot::PowerDiagram pd(loom::spread_host(positions, ranks), loom::spread_host(weights, ranks),
@@ -121,10 +131,8 @@ TEST(SpreadMpi, WholeCloudSpreadByLoom) {
 }
 
 TEST(SpreadMpi, BadSeedOnOneProcessIsReportedEverywhere) {
-  int rank = 0, size = 1;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
-  auto ranks = loom::MpiRanks(MPI_COMM_WORLD);
+  auto ranks = world();
+  int const rank = ranks.process_rank(), size = ranks.process_count();
   auto c = uniform_cloud(100, 0, 44);
   auto first = split(c.x.size(), size, false);
   Cloud mine = block(c, first[rank], first[rank + 1] - first[rank]);
@@ -140,11 +148,9 @@ TEST(SpreadMpi, BadSeedOnOneProcessIsReportedEverywhere) {
 }
 
 TEST(SpreadMpi, EveryReferenceCase) {
-  int rank = 0, size = 1;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
   for (int boxes_per_process : {1, 2}) {
-    auto ranks = loom::MpiRanks(MPI_COMM_WORLD, boxes_per_process);
+    auto ranks = world(boxes_per_process);
+    int const rank = ranks.process_rank(), size = ranks.process_count();
     for (auto const& rc : reference_cases()) {
       auto const ref = brute_force(rc.cloud.x, rc.cloud.w, rc.domain);
       double const area = static_cast<double>(sdot_test::area(domain(rc.domain)));

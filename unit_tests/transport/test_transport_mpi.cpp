@@ -1,7 +1,8 @@
-// The distributed pieces under 1 to 4 MPI processes: the conjugate gradient with its halo
-// exchange on a known SPD matrix, and the Jacobian and the solver on cells spread over the
-// processes (ReplicatedCells stands for the distributed diagram), against one process; and the
-// solver on the distributed diagram itself (SpreadCells), against the brute-force measures.
+// The distributed pieces under 1 to 4 MPI processes (one process without MPI): the conjugate
+// gradient with its halo exchange on a known SPD matrix, and the Jacobian and the solver on
+// cells spread over the processes (ReplicatedCells stands for the distributed diagram), against
+// one process; and the solver on the distributed diagram itself (SpreadCells), against the
+// brute-force measures.
 #include "transport_helpers.hpp"
 
 #include <brute_force.hpp>
@@ -9,7 +10,9 @@
 #include <sdot/detail/conjugate_gradient.hpp>
 
 #include <gtest/gtest.h>
+#ifdef LOOM_ENABLE_MPI
 #include <mpi.h>
+#endif
 
 #include <cmath>
 
@@ -21,8 +24,13 @@ std::vector<sdot::HalfSpace> unit_square() {
   return sdot::box_half_spaces({0, 0}, {1, 1});
 }
 
+// The processes of MPI_COMM_WORLD, or this process alone without MPI.
 loom::Ranks world() {
+#ifdef LOOM_ENABLE_MPI
   return loom::MpiRanks(MPI_COMM_WORLD);
+#else
+  return loom::BoxRanks(1);
+#endif
 }
 
 template <class T>

@@ -44,7 +44,17 @@ class Sdot(CMakePackage, CudaPackage, ROCmPackage):
         description="C++ standard (CMAKE_CXX_STANDARD)",
     )
     variant("shared", default=True, description="Shared libraries (BUILD_SHARED_LIBS)")
-    variant("hdf5", default=True, description="Parallel HDF5 input/output (SDOT_ENABLE_HDF5)")
+    variant(
+        "mpi",
+        default=True,
+        description="MPI: ranks over MPI processes, parallel HDF5 (SDOT_ENABLE_MPI); "
+        "without it, one process with boxes",
+    )
+    variant(
+        "hdf5",
+        default=True,
+        description="HDF5 input/output (SDOT_ENABLE_HDF5): parallel HDF5 with +mpi, serial without",
+    )
     variant(
         "apps",
         default=True,
@@ -78,7 +88,7 @@ class Sdot(CMakePackage, CudaPackage, ROCmPackage):
     depends_on("cxx", type="build")
     depends_on("cmake@3.25:", type="build")
 
-    depends_on("mpi")
+    depends_on("mpi", when="+mpi")
 
     depends_on("kokkos@3.4:")
     depends_on("kokkos+openmp", when="+openmp")
@@ -97,21 +107,23 @@ class Sdot(CMakePackage, CudaPackage, ROCmPackage):
     for _release in _KOKKOS_RELEASES:
         depends_on(f"kokkos-kernels@{_release}", when=f"+kernels ^kokkos@{_release}")
 
-    depends_on("hdf5+mpi", when="+hdf5")
+    depends_on("hdf5+mpi", when="+hdf5+mpi")
+    depends_on("hdf5~mpi", when="+hdf5~mpi")
 
     extends("python", when="+python")
     depends_on("python@3.8:", when="+python", type=("build", "link", "run"))
     depends_on("py-pybind11@2.10:", when="+python", type=("build", "link"))
     depends_on("py-numpy", when="+python", type=("build", "run"))
-    depends_on("py-mpi4py", when="+python", type=("build", "run"))
+    depends_on("py-mpi4py", when="+python+mpi", type=("build", "run"))
 
     depends_on("googletest", type="test")
 
     conflicts("+cuda", when="+rocm", msg="sdot builds for one GPU backend at a time")
     conflicts("+cuda", when="cuda_arch=none", msg="+cuda needs cuda_arch")
     conflicts("+rocm", when="amdgpu_target=none", msg="+rocm needs amdgpu_target")
-    conflicts("+apps", when="~hdf5", msg="the programs read and write parallel HDF5")
+    conflicts("+apps", when="~hdf5", msg="the programs read and write HDF5")
     conflicts("+gpu_aware_mpi", when="~cuda ~rocm", msg="+gpu_aware_mpi is for GPU builds")
+    conflicts("+gpu_aware_mpi", when="~mpi", msg="+gpu_aware_mpi needs +mpi")
     # Kokkos 5 is C++20; a Kokkos built for a newer standard than sdot's cannot be used.
     conflicts("cxxstd=17", when="^kokkos@5:")
     conflicts("cxxstd=17", when="^kokkos cxxstd=20")
@@ -131,6 +143,7 @@ class Sdot(CMakePackage, CudaPackage, ROCmPackage):
             self.define("SDOT_ENABLE_BENCHMARKS", False),
             self.define("SDOT_ENABLE_EXAMPLES", False),
             self.define("SDOT_ENABLE_DOCS", False),
+            self.define_from_variant("SDOT_ENABLE_MPI", "mpi"),
             self.define_from_variant("SDOT_ENABLE_APPS", "apps"),
             self.define_from_variant("SDOT_ENABLE_HDF5", "hdf5"),
             self.define_from_variant("SDOT_ENABLE_KOKKOS_KERNELS", "kernels"),
@@ -142,8 +155,9 @@ class Sdot(CMakePackage, CudaPackage, ROCmPackage):
             self.define_from_variant("BUILD_SHARED_LIBS", "shared"),
             self.define_from_variant("CMAKE_CXX_STANDARD", "cxxstd"),
             self.define("Kokkos_ROOT", spec["kokkos"].prefix),
-            self.define("MPI_CXX_COMPILER", spec["mpi"].mpicxx),
         ]
+        if spec.satisfies("+mpi"):
+            args.append(self.define("MPI_CXX_COMPILER", spec["mpi"].mpicxx))
         if spec.satisfies("+kernels"):
             args.append(self.define("KokkosKernels_ROOT", spec["kokkos-kernels"].prefix))
         if spec.satisfies("+hdf5"):
@@ -180,7 +194,7 @@ class Sdot(CMakePackage, CudaPackage, ROCmPackage):
         source = join_path(self.test_suite.current_test_cache_dir, self.examples_src_dir)
         build = join_path(os.getcwd(), "build-examples")  # the spec's test stage
         cmake = which(self.spec["cmake"].prefix.bin.cmake)
-        cmake(
+        configure = [
             "-S",
             source,
             "-B",
@@ -189,10 +203,12 @@ class Sdot(CMakePackage, CudaPackage, ROCmPackage):
             self.define("CMAKE_PREFIX_PATH", get_cmake_prefix_path(self)),
             self.define("CMAKE_CXX_COMPILER", self._test_cxx_compiler()),
             self.define("CMAKE_C_COMPILER", self["c"].cc),
-            self.define("MPI_CXX_COMPILER", self.spec["mpi"].mpicxx),
             self.define("sdot_ROOT", self.prefix),
             self.define("Kokkos_ROOT", self.spec["kokkos"].prefix),
-        )
+        ]
+        if self.spec.satisfies("+mpi"):
+            configure.append(self.define("MPI_CXX_COMPILER", self.spec["mpi"].mpicxx))
+        cmake(*configure)
         cmake("--build", build, "--target", "loom_route", "one_device_boxes")
 
         # Open MPI refuses to run as root without these; harmless elsewhere.
