@@ -172,9 +172,6 @@ namespace {
 /// With options.same_bits, the diagram spread over the processes (and boxes) has the bits of
 /// the one-box diagram: measures, centroids and this process's rows of the Jacobian.
 void expect_same_bits_as_one_box(Cloud const& c, int boxes_per_process, bool uneven) {
-  int rank = 0, size = 1;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
   sdot::PowerDiagramOptions options;
   options.same_bits = true;
   sdot::PowerDiagram<> one(positions_view(c), weights_view(c), unit_square(), options);
@@ -183,7 +180,8 @@ void expect_same_bits_as_one_box(Cloud const& c, int boxes_per_process, bool une
       Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), one.centroids());
   auto const reference_jacobian = sdot::measure_jacobian(one, positions_view(c));
 
-  auto ranks = loom::MpiRanks(MPI_COMM_WORLD, boxes_per_process);
+  auto ranks = world(boxes_per_process);
+  int const rank = ranks.process_rank(), size = ranks.process_count();
   auto first = split(c.x.size(), size, uneven);
   std::size_t const count = first[rank + 1] - first[rank];
   Cloud mine = block(c, first[rank], count);
