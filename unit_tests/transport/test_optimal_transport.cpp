@@ -354,6 +354,21 @@ double largest_magnitude(std::vector<double> const& v) {
   return scale;
 }
 
+/// The multilevel preconditioner of the tests (coarsest level of at most 16 seeds) for the
+/// Jacobian of cloud c, applied as the solver applies it (constants projected out).
+template <class Jacobian>
+sdot::detail::AggregationMultigrid<Kokkos::DefaultExecutionSpace>
+test_multigrid(Kokkos::DefaultExecutionSpace const& space, Jacobian const& jacobian,
+               Cloud const& c) {
+  auto const order = sdot::detail::morton_order(space, sdot::ConstPoints<>(positions_view(c)));
+  sdot::detail::AggregationOptions options;
+  options.coarsest_size = 16;
+  sdot::detail::AggregationMultigrid<Kokkos::DefaultExecutionSpace> multigrid(
+      space, jacobian.extended, jacobian.diagonal, order, true, options);
+  multigrid.project_constants = true;
+  return multigrid;
+}
+
 TEST(OptimalTransport, AggregationConjugateGradientMatchesADirectSolve) {
   using Space = Kokkos::DefaultExecutionSpace;
   auto const c = uniform_cloud(300, 0, 44); // a Voronoi diagram: J's kernel = the constants
@@ -365,12 +380,7 @@ TEST(OptimalTransport, AggregationConjugateGradientMatchesADirectSolve) {
   double const scale = largest_magnitude(direct);
 
   Space space;
-  auto const order = sdot::detail::morton_order(space, sdot::ConstPoints<>(positions_view(c)));
-  sdot::detail::AggregationOptions options;
-  options.coarsest_size = 16;
-  sdot::detail::AggregationMultigrid<Space> multigrid(space, jacobian.extended, jacobian.diagonal,
-                                                      order, true, options);
-  multigrid.project_constants = true;
+  auto const multigrid = test_multigrid(space, jacobian, c);
   EXPECT_GE(multigrid.levels(), 3);
   Kokkos::View<double*> x("test::x", n);
   auto const result =
@@ -406,12 +416,7 @@ TEST(OptimalTransport, ConjugateGradientFromAGuess) {
   double const scale = largest_magnitude(direct);
 
   Space space;
-  auto const order = sdot::detail::morton_order(space, sdot::ConstPoints<>(positions_view(c)));
-  sdot::detail::AggregationOptions options;
-  options.coarsest_size = 16;
-  sdot::detail::AggregationMultigrid<Space> multigrid(space, jacobian.extended, jacobian.diagonal,
-                                                      order, true, options);
-  multigrid.project_constants = true;
+  auto const multigrid = test_multigrid(space, jacobian, c);
   for (bool const use_multigrid : {false, true}) {
     SCOPED_TRACE(use_multigrid ? "multilevel" : "Jacobi");
     auto solve = [&](std::vector<double> const& guess, double tolerance,
