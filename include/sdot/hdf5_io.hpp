@@ -9,11 +9,12 @@
 /// without MPI, a serial HDF5, and a file belongs to one process. The files are the same either
 /// way.
 ///
-/// Datasets are read from floats (float64, or float32 converted exactly on reading) and written
-/// as float64, of shape [N] or [N, C], by blocks of rows.
-/// Errors are collective: every process throws the same loom::Error (`collective()` is true),
-/// whose message names the file, the dataset and the problem, so no process is left waiting in
-/// a collective call. The objects hold a duplicate of the communicator they are given (directly
+/// Datasets are read from floats (IEEE float64, or float32 converted exactly on reading; either
+/// byte order) and written as float64, of shape [N] or [N, C], by blocks of rows.
+/// Errors are collective: every process of the communicator throws the same loom::Error
+/// (`collective()` is true), whose message names the file, the dataset and the problem, so
+/// no process is left waiting in a collective call. The objects hold a duplicate of the
+/// communicator they are given (directly
 /// or in a loom::Ranks), never the caller's own.
 
 #include <loom/detail/segments.hpp>
@@ -103,8 +104,9 @@ public:
   /// other calls check what it is).
   bool has(std::string const& dataset) const;
   /// Collective: the shape of a dataset of floats of rank 1 or 2.
-  /// @throws loom::Error (collective) naming the dataset when it is missing, not floats
-  /// (with the type found), or of another rank.
+  /// @throws loom::Error (collective) naming the dataset when it is missing, not IEEE float64
+  /// or float32 (with the type found), of another rank, or of extents beyond DatasetShape's
+  /// (2^63 - 1 rows, 2^31 - 1 columns).
   DatasetShape shape(std::string const& dataset) const;
   /// Collective: the number of rows of `dataset`, checked to be floats of shape [N]
   /// (`columns` = 0) or [N, columns].

@@ -18,6 +18,7 @@
 #include <cstdio>
 #include <cstring>
 #include <exception>
+#include <limits>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -233,6 +234,14 @@ std::string type_name(hid_t type) {
   }
 }
 
+// IEEE 754 binary64 or binary32, little- or big-endian.
+bool ieee_float(hid_t type) {
+  for (hid_t ieee : {H5T_IEEE_F64LE, H5T_IEEE_F64BE, H5T_IEEE_F32LE, H5T_IEEE_F32BE})
+    if (H5Tequal(type, ieee) > 0)
+      return true;
+  return false;
+}
+
 std::string shape_name(std::vector<hsize_t> const& dims) {
   if (dims.empty())
     return "a scalar";
@@ -268,10 +277,16 @@ OpenDataset open_dataset(hid_t file, std::string const& path, std::string const&
   Handle type(H5Dget_type(d.dataset.get()), H5Tclose);
   if (!type.valid())
     fail(where + "cannot read the type of dataset " + quoted(name) + hdf5_detail());
-  // Floats of any precision are read as float64 (HDF5 converts them exactly on reading).
+  // IEEE binary64 and binary32, of either byte order, are read as float64 exactly. A file may
+  // describe other float layouts (another exponent bias, precision or size), whose values
+  // HDF5 would round or make infinite on conversion, without an error: those are refused.
   if (H5Tget_class(type.get()) != H5T_FLOAT)
     fail(where + "dataset " + quoted(name) + " holds " + type_name(type.get()) +
          "; floats (float64 or float32) are expected");
+  if (!ieee_float(type.get()))
+    fail(where + "dataset " + quoted(name) + " holds " + type_name(type.get()) +
+         " of a layout other than IEEE 754 binary64 or binary32; floats (float64 or float32) "
+         "are expected");
   Handle space(H5Dget_space(d.dataset.get()), H5Sclose);
   int const rank = space.valid() ? H5Sget_simple_extent_ndims(space.get()) : -1;
   if (rank < 0)
@@ -282,6 +297,11 @@ OpenDataset open_dataset(hid_t file, std::string const& path, std::string const&
   if (rank < 1 || rank > 2)
     fail(where + "dataset " + quoted(name) + " has " + shape_name(d.dims) +
          "; rank 1 or 2 is expected");
+  // Extents that DatasetShape holds (a file may declare any, with nothing stored).
+  if (d.dims[0] > hsize_t(std::numeric_limits<std::int64_t>::max()) ||
+      (rank == 2 && d.dims[1] > hsize_t(std::numeric_limits<int>::max())))
+    fail(where + "dataset " + quoted(name) + " has " + shape_name(d.dims) +
+         "; at most 2^63 - 1 rows and 2^31 - 1 columns are read");
   d.shape.rows = static_cast<std::int64_t>(d.dims[0]);
   d.shape.columns = rank == 2 ? static_cast<int>(d.dims[1]) : 0;
   return d;
@@ -292,6 +312,18 @@ void check_columns(OpenDataset const& d, std::string const& path, std::string co
   if (d.shape.columns != columns)
     fail(quoted(path) + ": dataset " + quoted(name) + " has " + shape_name(d.dims) + "; " +
          expected_shape(columns) + " is expected");
+}
+
+// "[first, first + count)", the end written as a sum where it is beyond 64 bits.
+std::string rows_text(RowBlock block) {
+  constexpr std::int64_t max = std::numeric_limits<std::int64_t>::max();
+  constexpr std::int64_t min = std::numeric_limits<std::int64_t>::min();
+  bool const fits =
+      block.count >= 0 ? block.first <= max - block.count : block.first >= min - block.count;
+  return "[" + std::to_string(block.first) + ", " +
+         (fits ? std::to_string(block.first + block.count)
+               : std::to_string(block.first) + " + " + std::to_string(block.count)) +
+         ")";
 }
 
 // Selects rows `block` of a [rows] or [rows, columns] file space, and makes the matching
@@ -346,34 +378,41 @@ struct InputFile::Impl {
     });
   }
 
-  // Collective: this process's rows `block` of `name` ([N] or [N, columns]) into `out`.
-  void read_rows(std::string const& name, RowBlock block, int columns, double* out) const {
+  // Collective: this process's rows `block` of `name` ([N] or [N, columns]) as a new View
+  // (HostVector or HostPoints), allocated once the block is known to fit the dataset.
+  template <class View>
+  View read_rows(std::string const& name, RowBlock block, int columns) const {
     QuietErrors quiet;
     OpenDataset d;
     std::pair<Handle, Handle> spaces;
     Handle dxpl;
+    View out;
     agreed(ranks, [&] {
       d = open_dataset(file.get(), path, name);
       check_columns(d, path, name, columns);
-      if (block.first < 0 || block.count < 0 || block.first + block.count > d.shape.rows)
-        fail(quoted(path) + ": rows [" + std::to_string(block.first) + ", " +
-             std::to_string(block.first + block.count) + ") are out of the " +
+      if (block.first < 0 || block.count < 0 || block.first > d.shape.rows ||
+          block.count > d.shape.rows - block.first) // no sum that may overflow
+        fail(quoted(path) + ": rows " + rows_text(block) + " are out of the " +
              std::to_string(d.shape.rows) + " rows of dataset " + quoted(name));
       spaces = row_selection(d.dataset.get(), block, columns);
+      out =
+          View(Kokkos::view_alloc(Kokkos::WithoutInitializing, "sdot::hdf5::" + name), block.count);
     });
     if (d.shape.rows == 0) // nothing stored (every process knows)
-      return;
+      return out;
     // Open MPI's OMPIO (4.1) reads wrong data in collective reads of overlapping blocks:
     // those are read independently.
     bool const overlap = blocks_overlap(ranks, block);
     agreed(ranks, [&] { dxpl = transfer(mpio, !overlap); });
     double unused[2];
-    herr_t const status = H5Dread(d.dataset.get(), H5T_NATIVE_DOUBLE, spaces.second.get(),
-                                  spaces.first.get(), dxpl.get(), block.count > 0 ? out : unused);
+    herr_t const status =
+        H5Dread(d.dataset.get(), H5T_NATIVE_DOUBLE, spaces.second.get(), spaces.first.get(),
+                dxpl.get(), block.count > 0 ? out.data() : unused);
     agreed(ranks, [&] {
       if (status < 0)
         fail(quoted(path) + ": cannot read dataset " + quoted(name) + hdf5_detail());
     });
+    return out;
   }
 };
 
@@ -439,17 +478,11 @@ RowBlock InputFile::even_block(std::int64_t rows) const {
 }
 
 HostVector InputFile::read_vector(std::string const& dataset, RowBlock block) const {
-  HostVector out(Kokkos::view_alloc(Kokkos::WithoutInitializing, "sdot::hdf5::" + dataset),
-                 block.count > 0 ? block.count : 0);
-  impl_->read_rows(dataset, block, 0, out.data());
-  return out;
+  return impl_->read_rows<HostVector>(dataset, block, 0);
 }
 
 HostPoints InputFile::read_points(std::string const& dataset, RowBlock block) const {
-  HostPoints out(Kokkos::view_alloc(Kokkos::WithoutInitializing, "sdot::hdf5::" + dataset),
-                 block.count > 0 ? block.count : 0);
-  impl_->read_rows(dataset, block, 2, out.data());
-  return out;
+  return impl_->read_rows<HostPoints>(dataset, block, 2);
 }
 
 // ---- OutputFile -----------------------------------------------------------------------------

@@ -46,6 +46,25 @@ public:
       throw std::runtime_error("test: cannot write dataset " + name);
     return *this;
   }
+  /// Dataset `name` of shape `dims` and file type `file_type`, chunked, with nothing written
+  /// (reading gives the fill value, 0): a small file may declare any shape this way.
+  H5Writer& add_unwritten(std::string const& name, std::vector<hsize_t> const& dims,
+                          hid_t file_type = H5T_IEEE_F64LE) {
+    hid_t const space = H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr);
+    hid_t const dcpl = H5Pcreate(H5P_DATASET_CREATE);
+    std::vector<hsize_t> const chunk(dims.size(), 1);
+    hid_t const set =
+        H5Pset_chunk(dcpl, static_cast<int>(chunk.size()), chunk.data()) < 0
+            ? -1
+            : H5Dcreate2(file_, name.c_str(), file_type, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+    if (set >= 0)
+      H5Dclose(set);
+    H5Pclose(dcpl);
+    H5Sclose(space);
+    if (set < 0)
+      throw std::runtime_error("test: cannot create dataset " + name);
+    return *this;
+  }
   /// A group `name` (not a dataset).
   H5Writer& add_group(std::string const& name) {
     hid_t const group = H5Gcreate2(file_, name.c_str(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);

@@ -18,6 +18,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -419,6 +420,9 @@ std::string const& input_file() {
         wide.insert(wide.end(), {1.0 * g, 2.0 * g, 3.0 * g});
         ints.push_back(static_cast<double>(g));
       }
+      // float64 with an exponent bias of 1 instead of 1023: a float layout other than IEEE.
+      hid_t const biased = H5Tcopy(H5T_IEEE_F64LE);
+      H5Tset_ebias(biased, 1);
       H5Writer(p)
           .add("values", {23}, values)
           .add("points", {23, 2}, points)
@@ -426,9 +430,13 @@ std::string const& input_file() {
           .add("empty", {0}, {})
           .add("ints", {23}, ints, H5T_STD_I32LE)
           .add("floats", {23}, values, H5T_IEEE_F32LE)
+          .add("floats_be", {23}, values, H5T_IEEE_F32BE)
+          .add("biased", {2}, {0.5, 1.5}, biased)
+          .add_unwritten("columns_2_plus_2_32", {2, (hsize_t(1) << 32) + 2})
           .add("wide", {23, 3}, wide)
           .add("cube", {2, 2, 2}, std::vector<double>(8, 1.0))
           .add_group("group");
+      H5Tclose(biased);
     }
     barrier();
     return p;
@@ -498,11 +506,13 @@ TEST(Hdf5Input, BlocksOfEveryProcess) {
   EXPECT_EQ(in.rows("empty", 0), 0);
   EXPECT_EQ(in.read_vector("empty", in.even_block(0)).extent(0), 0u);
 
-  // float32, converted on reading: the values rounded to float, exactly
-  auto const floats = in.read_vector("floats", b);
-  ASSERT_EQ(floats.extent(0), static_cast<std::size_t>(b.count));
-  for (std::int64_t i = 0; i < b.count; ++i)
-    EXPECT_EQ(floats(i), static_cast<double>(static_cast<float>(value_of(b.first + i))));
+  // float32, converted on reading: the values rounded to float, exactly; big-endian too
+  for (char const* name : {"floats", "floats_be"}) {
+    auto const floats = in.read_vector(name, b);
+    ASSERT_EQ(floats.extent(0), static_cast<std::size_t>(b.count));
+    for (std::int64_t i = 0; i < b.count; ++i)
+      EXPECT_EQ(floats(i), static_cast<double>(static_cast<float>(value_of(b.first + i)))) << name;
+  }
 }
 
 TEST(Hdf5Input, CollectiveErrorsNameTheProblem) {
@@ -549,6 +559,32 @@ TEST(Hdf5Input, CollectiveErrorsNameTheProblem) {
         in.read_vector("values", {last ? -1 : 0, 1});
       },
       {"rows [-1, 0) are out of"});
+  // blocks whose end is beyond 64 bits: refused before anything is allocated for them
+  std::int64_t const huge = std::numeric_limits<std::int64_t>::max();
+  expect_collective_error(
+      [&] {
+        in.read_points("points", {1, last ? huge : 1});
+      },
+      {"rows [1, 1 + 9223372036854775807) are out of the 23 rows of dataset 'points'"});
+  expect_collective_error(
+      [&] {
+        in.read_vector("values", {last ? huge : 0, 1});
+      },
+      {"rows [9223372036854775807, 9223372036854775807 + 1) are out of"});
+  // floats HDF5 would round or make infinite on conversion, and extents beyond DatasetShape
+  // (the fuzz target's seeds seeds_wide_floats and seeds_huge_shape)
+  expect_collective_error(
+      [&] { in.rows("biased", 0); },
+      {"dataset 'biased' holds 64-bit floats of a layout other than IEEE 754 binary64 or "
+       "binary32"});
+  expect_collective_error([&] { in.shape("columns_2_plus_2_32"); },
+                          {"dataset 'columns_2_plus_2_32' has shape [2, 4294967298]; at most "
+                           "2^63 - 1 rows and 2^31 - 1 columns are read"});
+  expect_collective_error(
+      [&] {
+        in.read_points("columns_2_plus_2_32", {0, 1});
+      },
+      {"has shape [2, 4294967298]"});
   // still usable afterwards
   EXPECT_EQ(in.read_vector("values", {22, 1})(0), value_of(22));
 }
