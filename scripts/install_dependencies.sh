@@ -11,6 +11,7 @@ packages=(
   libgtest-dev libbenchmark-dev libcgal-dev
   python3-dev pybind11-dev python3-numpy python3-mpi4py python3-pytest
   python3-clang-14 python3-vtk9 doxygen python3-torch
+  clang-14 libclang-rt-14-dev
 )
 missing=()
 for p in "${packages[@]}"; do
