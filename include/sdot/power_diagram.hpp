@@ -49,6 +49,12 @@ struct PowerDiagramOptions {
   int vertex_capacity = 32;
   /// Largest number of seeds in a leaf of the spatial index.
   int leaf_size = 8;
+  /// Travelling cells with polygons (keep_polygons, same_bits): room, per seed of a process's
+  /// boxes, for the vertices of the cells finished there (3 doubles each, appended compactly;
+  /// room never written is never touched). A sizing hint: a round that needs more is cut again
+  /// with what it needed, and the room is kept for later computations of this diagram (in
+  /// options()).
+  int kept_vertices_per_seed = 10;
   /// Keep the polygons built with the measures, so that cell_polygons() does not build the
   /// cells again (one box: slots of 16 vertices per cell, 320 bytes per seed, written by the
   /// measures pass; travelling cells: the polygons come back with the measures). The
@@ -96,7 +102,8 @@ struct PowerDiagramStatistics {
   /// Bytes sent by all the ranks: the travelling cells' messages between ranks (what each
   /// holds, and its length), and the seeds and results that go to another process.
   long bytes_sent = 0;
-  int reruns = 0;       ///< rounds cut again because a polygon overflowed (msg_capacity)
+  int reruns = 0;       ///< rounds cut again: a polygon overflowed (msg_capacity), or the kept
+                        ///< vertices did not fit (kept_vertices_per_seed)
   int msg_capacity = 0; ///< final msg_capacity (kept for the next call)
   /// final inbox_capacity (kept for the next call)
   int inbox_capacity = 0;
@@ -318,6 +325,7 @@ private:
     positive(options_.msg_capacity, "msg_capacity");
     positive(options_.inbox_capacity, "inbox_capacity");
     positive(options_.vertex_capacity, "vertex_capacity");
+    positive(options_.kept_vertices_per_seed, "kept_vertices_per_seed");
     if (options_.leaf_size < 2)
       throw std::invalid_argument("sdot::PowerDiagram: option leaf_size = " +
                                   std::to_string(options_.leaf_size) + " must be at least 2");
@@ -533,7 +541,8 @@ void PowerDiagram<ExecutionSpace, Input>::compute_travelling() {
   if (!travelling_)
     travelling_ = std::make_shared<detail::TravellingCells<ExecutionSpace>>(
         space_, ranks_, positions_, weights_, const_domain_vertices(), const_domain_labels(),
-        options_.leaf_size, options_.msg_capacity, options_.inbox_capacity);
+        options_.leaf_size, options_.msg_capacity, options_.inbox_capacity,
+        options_.kept_vertices_per_seed);
   detail::PhaseClock phases(statistics_.seconds, options_.phase_ended);
   bool const keep = options_.keep_polygons || options_.same_bits;
   auto out = travelling_->run(phases, keep);
@@ -551,6 +560,7 @@ void PowerDiagram<ExecutionSpace, Input>::compute_travelling() {
   // The capacities found are kept for later computations of this diagram.
   options_.msg_capacity = t.msg_capacity;
   options_.inbox_capacity = t.inbox_capacity;
+  options_.kept_vertices_per_seed = travelling_->kept_vertices_per_seed();
 }
 
 /// Whole input: PowerDiagram(positions, weights, boundaries[, options]).

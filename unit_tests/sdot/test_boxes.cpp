@@ -250,6 +250,56 @@ TEST(Boxes, CellPolygonsMatchOneBox) {
   }
 }
 
+TEST(Boxes, KeptVerticesThatDoNotFitAreCutAgainWithMoreRoom) {
+  // Room for one vertex per seed: round 0 finishes more, so it is cut again with the room it
+  // asked for; the polygons and measures are those of the default room, and the room is kept
+  // for the next computation of the diagram.
+  auto c = clustered_cloud(700, 6);
+  for (auto& w : c.w)
+    w *= 1e-3;
+  for (int boxes : {2, 8, 64}) {
+    sdot::PowerDiagramOptions options;
+    options.nb_boxes = boxes;
+    options.keep_polygons = true;
+    sdot::PowerDiagram<> roomy(positions_view(c), weights_view(c), unit_square(), options);
+    auto m = to_vector(roomy.measures());
+    EXPECT_EQ(roomy.statistics().reruns, 0) << boxes << " boxes";
+    options.kept_vertices_per_seed = 1;
+    sdot::PowerDiagram<> tight(positions_view(c), weights_view(c), unit_square(), options);
+    EXPECT_EQ(to_vector(tight.measures()), m) << boxes << " boxes";
+    EXPECT_GT(tight.statistics().reruns, 0) << boxes << " boxes";
+    EXPECT_GT(tight.options().kept_vertices_per_seed, 1) << boxes << " boxes";
+    auto a = roomy.cell_polygons();
+    auto b = tight.cell_polygons();
+    auto ao = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), a.offsets);
+    auto bo = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), b.offsets);
+    auto av = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), a.vertices);
+    auto bv = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), b.vertices);
+    auto as = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), a.edge_sources);
+    auto bs = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), b.edge_sources);
+    ASSERT_EQ(ao.extent(0), bo.extent(0));
+    for (std::size_t i = 0; i < ao.extent(0); ++i)
+      ASSERT_EQ(ao(i), bo(i)) << "offset " << i << ", " << boxes << " boxes";
+    for (std::size_t k = 0; k < av.extent(0); ++k) {
+      EXPECT_EQ(av(k, 0), bv(k, 0)) << "vertex " << k << ", " << boxes << " boxes";
+      EXPECT_EQ(av(k, 1), bv(k, 1)) << "vertex " << k << ", " << boxes << " boxes";
+      EXPECT_EQ(as(k), bs(k)) << "vertex " << k << ", " << boxes << " boxes";
+    }
+    // The grown room stays with the diagram.
+    auto w = c.w;
+    for (auto& x : w)
+      x *= 0.5;
+    Kokkos::View<double*> weights("weights", w.size());
+    auto wh = Kokkos::create_mirror_view(weights);
+    for (std::size_t i = 0; i < w.size(); ++i)
+      wh(i) = w[i];
+    Kokkos::deep_copy(weights, wh);
+    tight.set_weights(weights);
+    tight.measures();
+    EXPECT_EQ(tight.statistics().reruns, 0) << boxes << " boxes";
+  }
+}
+
 TEST(Boxes, CellPolygonsOfAClusteredCloud) {
   auto c = clustered_cloud(800, 5);
   for (auto& w : c.w)

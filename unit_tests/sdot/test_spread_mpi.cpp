@@ -171,7 +171,10 @@ namespace {
 
 /// With options.same_bits, the diagram spread over the processes (and boxes) has the bits of
 /// the one-box diagram: measures, centroids and this process's rows of the Jacobian.
-void expect_same_bits_as_one_box(Cloud const& c, int boxes_per_process, bool uneven) {
+// `kept_vertices_per_seed`: the room of the distributed diagram's kept vertices (1: rounds are
+// cut again with more).
+void expect_same_bits_as_one_box(Cloud const& c, int boxes_per_process, bool uneven,
+                                 int kept_vertices_per_seed = 10) {
   sdot::PowerDiagramOptions options;
   options.same_bits = true;
   sdot::PowerDiagram<> one(positions_view(c), weights_view(c), unit_square(), options);
@@ -186,6 +189,7 @@ void expect_same_bits_as_one_box(Cloud const& c, int boxes_per_process, bool une
   std::size_t const count = first[rank + 1] - first[rank];
   Cloud mine = block(c, first[rank], count);
   auto const positions = positions_view(mine);
+  options.kept_vertices_per_seed = kept_vertices_per_seed;
   sdot::PowerDiagram pd(loom::spread(positions, ranks), loom::spread(weights_view(mine), ranks),
                         unit_square(), options);
   auto const whole = loom::gather_to_host(pd.measures());
@@ -227,5 +231,6 @@ TEST(SpreadMpi, SameBitsAsOneBox) {
     expect_same_bits_as_one_box(lattice_cloud(30), boxes_per_process, true);
     expect_same_bits_as_one_box(displaced_cells_cloud(1500, 62), boxes_per_process, true);
     expect_same_bits_as_one_box(partial_cloud("clusters", 1500, 63), boxes_per_process, false);
+    expect_same_bits_as_one_box(partial_cloud("band", 1500, 64), boxes_per_process, true, 1);
   }
 }

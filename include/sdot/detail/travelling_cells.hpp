@@ -157,8 +157,10 @@ KOKKOS_INLINE_FUNCTION CellSeed read_cell(Rows const& rows, int row, MessageLayo
                   rows(row, MessageLayout::w), static_cast<int>(rows(row, MessageLayout::gid)), -1};
 }
 
-/// Final result of a cell, sent to its seed's process.
-/// With polygons, nb_vertices then (x, y, edge label) per vertex follow (absolute coordinates).
+/// Final result of a cell, sent to its seed's process: result_cols values without polygons.
+/// With polygons, the number of vertices follows; then, in a row kept where the cell was
+/// finished, the offset of its vertices in the VertexHeap, and in a row sent home the vertices
+/// themselves: (x, y, edge label) per vertex, absolute coordinates.
 enum : int {
   result_gid = 0,
   result_area,
@@ -166,13 +168,29 @@ enum : int {
   result_cy,
   result_cols,
   result_nb_vertices = result_cols,
-  result_first_vertex
+  result_vertices, ///< heap offset (kept row), or first vertex (row sent home)
+  result_cols_with_polygons
 };
 
-/// Writes the result row of a finished cell (emptied or not).
-template <class Rows>
+/// The vertices of finished cells, appended in any order (each result row holds its offset):
+/// (x, y, edge label) per vertex. `used` counts what was asked for, so it may pass the
+/// capacity: the round is then cut again with a heap of the size asked for.
+template <class MemorySpace>
+struct VertexHeap {
+  Kokkos::View<double*, MemorySpace> values;
+  Kokkos::View<std::int64_t, MemorySpace> used;
+
+  /// Offset of `count` new values; they fit when offset + count ≤ values.extent(0).
+  KOKKOS_INLINE_FUNCTION std::int64_t append(int count) const {
+    return Kokkos::atomic_fetch_add(&used(), static_cast<std::int64_t>(count));
+  }
+};
+
+/// Writes the result row of a finished cell (emptied or not), and with polygons its vertices
+/// into `heap`.
+template <class Rows, class Heap>
 KOKKOS_INLINE_FUNCTION void write_result(Rows const& results, int row, CellSeed const& seed,
-                                         Polygon const& cell, bool emptied) {
+                                         Polygon const& cell, bool emptied, Heap const& heap) {
   double area = 0, mx = 0, my = 0;
   if (!emptied)
     cell.integrals(area, mx, my);
@@ -182,11 +200,15 @@ KOKKOS_INLINE_FUNCTION void write_result(Rows const& results, int row, CellSeed 
   results(row, result_cy) = area > 0 ? seed.y + my / area : seed.y;
   if (results.extent(1) > result_cols) {
     int const nv = emptied ? 0 : cell.size;
+    std::int64_t const first = nv > 0 ? heap.append(3 * nv) : 0;
     results(row, result_nb_vertices) = nv;
+    results(row, result_vertices) = static_cast<double>(first);
+    if (first + 3 * nv > static_cast<std::int64_t>(heap.values.extent(0)))
+      return; // the round is cut again with a larger heap
     for (int v = 0; v < nv; ++v) {
-      results(row, result_first_vertex + 3 * v) = seed.x + cell.x(v);
-      results(row, result_first_vertex + 3 * v + 1) = seed.y + cell.y(v);
-      results(row, result_first_vertex + 3 * v + 2) = cell.label(v);
+      heap.values(first + 3 * v) = seed.x + cell.x(v);
+      heap.values(first + 3 * v + 1) = seed.y + cell.y(v);
+      heap.values(first + 3 * v + 2) = cell.label(v);
     }
   }
 }
@@ -197,7 +219,8 @@ struct TravelStatistics {
   long travelled_cells = 0; ///< messages sent by all ranks (cells, copies and answers)
   long bytes_sent = 0;      ///< all ranks: messages (values and lengths), seeds and results that
                             ///< go to another process (PowerDiagramStatistics::bytes_sent)
-  int reruns = 0;           ///< rounds whose cells were cut again with larger polygons
+  int reruns = 0;           ///< rounds whose cells were cut again with larger polygons or a
+                            ///< larger vertex heap
   int msg_capacity = 0, inbox_capacity = 0;
 };
 
@@ -232,6 +255,7 @@ struct TravelStep {
   Kokkos::View<int*, MemorySpace> needed;   ///< doubles its rows need after the header
   Kokkos::View<int*, MemorySpace> overflowed;
   Rows results;
+  VertexHeap<MemorySpace> vertices; ///< of the finished cells, with polygons
   /// The cells of the items that send, kept by the decision pass for the packing pass (which
   /// otherwise cuts them again): row kept_slot(item) of `kept` (−1: none), written as a message
   /// row; slots are taken in any order, while they last.
@@ -384,7 +408,7 @@ struct TravelStep {
         emptied ? 0 : count_cutting_ranks(cell, seed, rank, visited, kind == 0 ? 0 : 1 << 30);
     if (cutting == 0) {
       action(item) = action_finished;
-      write_result(results, item, seed, cell, emptied);
+      write_result(results, item, seed, cell, emptied, vertices);
       return;
     }
     action(item) = kind == 0 ? action_travel : action_probe;
@@ -494,6 +518,7 @@ struct SettleStep {
   Kokkos::View<int const*, MemorySpace> answer_first; ///< [pending + 1]
   Kokkos::View<int*, MemorySpace> overflowed;
   Rows results;
+  VertexHeap<MemorySpace> vertices; ///< of the finished cells, with polygons
 
   KOKKOS_FUNCTION void operator()(Polygon& cell, int p) const {
     CellSeed const seed = read_cell(pending, p, pending_layout, cell);
@@ -521,7 +546,7 @@ struct SettleStep {
       overflowed(p) = 1;
       return;
     }
-    write_result(results, p, seed, cell, result == ClipResult::emptied);
+    write_result(results, p, seed, cell, result == ClipResult::emptied, vertices);
   }
 };
 
@@ -549,10 +574,11 @@ public:
                   Kokkos::View<double const*, memory_space> weights,
                   ConstPoints<memory_space> domain_vertices,
                   Kokkos::View<int const*, memory_space> domain_labels, int leaf_size,
-                  int msg_capacity, int inbox_capacity)
+                  int msg_capacity, int inbox_capacity, int kept_vertices_per_seed)
       : space_(space), ranks_(std::move(ranks)), positions_(positions), weights_(weights),
         domain_vertices_(domain_vertices), domain_labels_(domain_labels), leaf_size_(leaf_size),
-        msg_capacity_(msg_capacity), inbox_capacity_(inbox_capacity) {}
+        msg_capacity_(msg_capacity), inbox_capacity_(inbox_capacity),
+        kept_vertices_per_seed_(kept_vertices_per_seed) {}
 
   /// Measures and centroids of this process's seeds; `phases` times the boxes, the cells and
   /// the results.
@@ -597,6 +623,8 @@ public:
 
   TravelStatistics<memory_space> const& statistics() const { return statistics_; }
   loom::Capacity const& msg_capacity() const { return msg_capacity_; }
+  /// The room per seed for kept vertices, grown to what a round needed.
+  int kept_vertices_per_seed() const { return kept_vertices_per_seed_; }
 
   // The steps below are public only because CUDA's extended lambdas cannot live in private
   // member functions; TravellingCells is an implementation detail of PowerDiagram.
@@ -748,8 +776,48 @@ public:
     return d;
   }
 
-  int result_width() const {
-    return with_polygons_ ? result_first_vertex + 3 * polygon_capacity() : result_cols;
+  int result_width() const { return with_polygons_ ? result_cols_with_polygons : result_cols; }
+
+  /// An empty vertex heap for this call's finished cells (with polygons): its memory is kept
+  /// from call to call, first sized for kept_vertices_per_seed vertices per seed of this
+  /// process's boxes (what is never written is never touched).
+  void reset_vertex_heap() {
+    if (!with_polygons_)
+      return;
+    std::int64_t const wanted = 3 * static_cast<std::int64_t>(kept_vertices_per_seed_) *
+                                static_cast<std::int64_t>(forest_.seeds.all.extent(0) + 1);
+    if (!vertex_heap_.used.data())
+      vertex_heap_.used = Kokkos::View<std::int64_t, memory_space>(
+          Kokkos::view_alloc(space_, "sdot::travel::vertex_heap_used"));
+    if (static_cast<std::int64_t>(vertex_heap_.values.extent(0)) < wanted)
+      vertex_heap_.values = Kokkos::View<double*, memory_space>(
+          Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::travel::vertex_heap"),
+          wanted);
+    Kokkos::deep_copy(space_, vertex_heap_.used, std::int64_t(0));
+  }
+
+  /// The values the heap was asked for so far (0 without polygons).
+  std::int64_t vertex_heap_used() {
+    if (!with_polygons_)
+      return 0;
+    std::int64_t used = 0;
+    Kokkos::deep_copy(used, vertex_heap_.used); // fences
+    return used;
+  }
+
+  /// A heap of `capacity` values holding the first `kept` values of the current one; the room
+  /// per seed grows to match.
+  void grow_vertex_heap(std::int64_t capacity, std::int64_t kept) {
+    std::int64_t const per_seed = 3 * static_cast<std::int64_t>(forest_.seeds.all.extent(0) + 1);
+    capacity = (capacity + per_seed - 1) / per_seed * per_seed;
+    kept_vertices_per_seed_ = static_cast<int>(capacity / per_seed);
+    Kokkos::View<double*, memory_space> values(
+        Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::travel::vertex_heap"),
+        capacity);
+    auto const range = Kokkos::make_pair(std::int64_t(0), kept);
+    Kokkos::deep_copy(space_, Kokkos::subview(values, range),
+                      Kokkos::subview(vertex_heap_.values, range));
+    vertex_heap_.values = values;
   }
 
   /// Kernel-local polygon capacity (≥ 2 × msg_capacity).
@@ -876,6 +944,7 @@ public:
     step.from_messages = false;
     step.layout = MessageLayout{0};
     std::vector<Rows> finished;
+    reset_vertex_heap();
     statistics_ = TravelStatistics<memory_space>{};
     statistics_.bytes_sent = bytes_sent_seeds_;
     Pending older, newer; // the cells that sent copies two rounds ago, and one round ago
@@ -892,8 +961,14 @@ public:
       settle.layout = step.layout;
       if (pending_count > 0)
         group_answers(step.inbox, pending_count, settle.answers, settle.answer_first);
-      // Cut every item, and settle; again with larger polygons while any overflowed anywhere.
+      // Cut every item, and settle; again with larger polygons while any overflowed anywhere,
+      // or with a larger vertex heap while a process's was too small.
+      std::int64_t const heap_before = vertex_heap_used();
       for (;;) {
+        if (with_polygons_)
+          Kokkos::deep_copy(space_, vertex_heap_.used, heap_before);
+        step.vertices = vertex_heap_;
+        settle.vertices = vertex_heap_;
         step.outbox = Rows();
         step.action = per_item<int>("sdot::travel::action", items);
         step.messages = per_item<int>("sdot::travel::messages", items);
@@ -925,9 +1000,17 @@ public:
         Kokkos::parallel_reduce(
             "sdot::travel::settle_overflows", Policy(space_, 0, pending_count),
             KOKKOS_LAMBDA(int i, int& c) { c += o2(i); }, settle_overflows);
-        if (!ranks_.any(overflows + settle_overflows > 0))
+        std::int64_t const heap_after = vertex_heap_used();
+        bool const heap_full =
+            heap_after > static_cast<std::int64_t>(vertex_heap_.values.extent(0));
+        std::vector<std::int64_t> again{overflows + settle_overflows > 0, heap_full};
+        ranks_.max_in_place(again);
+        if (!again[0] && !again[1])
           break;
-        msg_capacity_.grow_to(2 * msg_capacity_.value());
+        if (again[0])
+          msg_capacity_.grow_to(2 * msg_capacity_.value());
+        if (heap_full)
+          grow_vertex_heap(heap_after + heap_after / 4, heap_before);
         ++statistics_.reruns;
       }
       auto action = step.action;
@@ -1016,22 +1099,20 @@ public:
       step.from_messages = true;
       items = static_cast<int>(received.rows.extent(0));
     }
-    // The finished rows, at the final width.
+    // The finished rows, one after the other.
     std::int64_t total = 0;
     for (auto const& part : finished)
       total += part.extent(0);
     int const width = result_width();
-    // Not initialised: a row is read up to its vertices only (see send_results_home).
     Rows all(Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::travel::all_finished"),
              total, width);
     std::int64_t at = 0;
     for (auto const& part : finished) {
-      int const part_width = static_cast<int>(part.extent(1));
       std::int64_t const first = at;
       Kokkos::parallel_for(
           "sdot::travel::gather_finished", Policy(space_, 0, static_cast<int>(part.extent(0))),
           KOKKOS_LAMBDA(int k) {
-            for (int c = 0; c < part_width; ++c)
+            for (int c = 0; c < width; ++c)
               all(first + k, c) = part(k, c);
           });
       at += part.extent(0);
@@ -1040,7 +1121,8 @@ public:
   }
 
   /// Each result goes to the process that holds its seed in its input block: those of this
-  /// process's seeds are written directly, the others go through loom::distribute.
+  /// process's seeds are written directly, the others go through loom::distribute (with
+  /// polygons, their vertices follow as rows of their own, in the order of the cells).
   DistributedOutputs<memory_space> send_results_home(Rows const& results, std::int64_t first_gid,
                                                      int n) {
     int const count = static_cast<int>(results.extent(0));
@@ -1049,30 +1131,70 @@ public:
     int const process = ranks_.process_rank();
     Kokkos::View<int*, memory_space> dest(
         Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::travel::home"), count);
-    // A result row sends what it holds: with polygons, its vertices only.
-    Kokkos::View<int*, memory_space> lengths(
-        Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::travel::result_lengths"),
-        count);
-    bool const polygons = results.extent(1) > result_cols;
-    long values = 0, leaving = 0; // of the results that go to another process
+    bool const polygons = with_polygons_;
+    int leaving = 0, leaving_vertices = 0; // of the results that go to another process
     Kokkos::parallel_reduce(
         "sdot::travel::home_rank", Policy(space_, 0, count),
-        KOKKOS_LAMBDA(int i, long& v, long& c) {
+        KOKKOS_LAMBDA(int i, int& c, int& v) {
           auto const gid = static_cast<std::int64_t>(results(i, result_gid));
           int const home = loom::detail::segment_of(process_first, processes, gid);
           dest(i) = home == process ? -1 : home * local; // -1: written here
-          lengths(i) =
-              polygons ? result_first_vertex + 3 * static_cast<int>(results(i, result_nb_vertices))
-                       : result_cols;
           if (dest(i) >= 0) {
-            v += lengths(i);
             ++c;
+            v += polygons ? static_cast<int>(results(i, result_nb_vertices)) : 0;
           }
         },
-        values, leaving);
-    statistics_.bytes_sent += values * static_cast<long>(sizeof(double)) +
-                              leaving * static_cast<long>(sizeof(std::int64_t));
-    Rows const received = loom::distribute(space_, ranks_, dest, results, lengths).rows;
+        leaving, leaving_vertices);
+
+    // The rows that leave, and their vertices (x, y, edge label) as rows of three.
+    auto const leavers = items_where(
+        space_, "sdot::travel::leaving_results", count,
+        KOKKOS_LAMBDA(int i) { return dest(i) >= 0; }, leaving);
+    int const width = result_width();
+    Rows sent(Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::travel::sent_results"),
+              leaving, width);
+    auto sent_dest = per_item<int>("sdot::travel::sent_home", leaving);
+    Rows sent_vertices(
+        Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::travel::sent_vertices"),
+        leaving_vertices, 3);
+    auto vertex_dest = per_item<int>("sdot::travel::sent_vertices_home", leaving_vertices);
+    auto const heap = vertex_heap_.values;
+    Kokkos::parallel_scan(
+        "sdot::travel::pack_results", Policy(space_, 0, leaving),
+        KOKKOS_LAMBDA(int k, int& vertex, bool final) {
+          int const i = leavers(k);
+          int const nv = polygons ? static_cast<int>(results(i, result_nb_vertices)) : 0;
+          if (final) {
+            sent_dest(k) = dest(i);
+            for (int c = 0; c < width; ++c)
+              sent(k, c) = results(i, c);
+            auto const from = polygons ? static_cast<std::int64_t>(results(i, result_vertices)) : 0;
+            for (int v = 0; v < nv; ++v) {
+              vertex_dest(vertex + v) = dest(i);
+              for (int c = 0; c < 3; ++c)
+                sent_vertices(vertex + v, c) = heap(from + 3 * v + c);
+            }
+          }
+          vertex += nv;
+        });
+    statistics_.bytes_sent +=
+        (static_cast<long>(leaving) * width + 3L * leaving_vertices) * sizeof(double) +
+        static_cast<long>(leaving) * sizeof(std::int64_t);
+    Rows const received = loom::distribute(space_, ranks_, sent_dest, sent).rows;
+    // The vertices arrive in the order of their cells (loom::distribute keeps the order).
+    Rows received_vertices;
+    if (polygons) {
+      received_vertices = loom::distribute(space_, ranks_, vertex_dest, sent_vertices).rows;
+      Kokkos::parallel_scan(
+          "sdot::travel::received_vertex_offsets",
+          Policy(space_, 0, static_cast<int>(received.extent(0))),
+          KOKKOS_LAMBDA(int i, int& first, bool final) {
+            int const nv = static_cast<int>(received(i, result_nb_vertices));
+            if (final)
+              received(i, result_vertices) = 3.0 * first;
+            first += nv;
+          });
+    }
 
     DistributedOutputs<memory_space> out;
     out.measures =
@@ -1082,10 +1204,12 @@ public:
       out.polygon_offsets = Kokkos::View<int*, memory_space>(
           Kokkos::view_alloc(space_, "sdot::polygons::offsets"), n + 1);
     // The rows of this process's seeds: those kept here (dest −1), then those received.
+    Kokkos::View<double const*, memory_space, Kokkos::MemoryTraits<Kokkos::Unmanaged>>
+        arrived_values(received_vertices.data(), received_vertices.span());
     auto scatter = [&](char const* label, bool vertices) {
-      ResultScatter kept{results, dest, first_gid, out, vertices};
+      ResultScatter kept{results, dest, first_gid, out, vertices, heap};
       Kokkos::parallel_for(std::string(label) + "_kept", Policy(space_, 0, count), kept);
-      ResultScatter arrived{received, {}, first_gid, out, vertices};
+      ResultScatter arrived{received, {}, first_gid, out, vertices, arrived_values};
       Kokkos::parallel_for(std::string(label) + "_received",
                            Policy(space_, 0, static_cast<int>(received.extent(0))), arrived);
     };
@@ -1106,13 +1230,15 @@ public:
 
   /// Writes result rows into the outputs, skipping the rows with dest(i) ≥ 0 when dest is
   /// given: measures, centroids and, with polygons, vertex counts; or, with `vertices` (once
-  /// the offsets are known), the polygons' vertices and edge sources.
+  /// the offsets are known), the polygons' vertices and edge sources, read from `values` at
+  /// the row's offset (result_vertices).
   struct ResultScatter {
     Rows rows;
     Kokkos::View<int const*, memory_space> dest;
     std::int64_t first_gid;
     DistributedOutputs<memory_space> out;
     bool vertices = false;
+    Kokkos::View<double const*, memory_space, Kokkos::MemoryTraits<Kokkos::Unmanaged>> values;
     KOKKOS_FUNCTION void operator()(int i) const {
       if (dest.extent(0) && dest(i) >= 0)
         return;
@@ -1127,10 +1253,11 @@ public:
       }
       int const first = out.polygon_offsets(k);
       int const nv = static_cast<int>(rows(i, result_nb_vertices));
+      auto const from = static_cast<std::int64_t>(rows(i, result_vertices));
       for (int v = 0; v < nv; ++v) {
-        out.polygon_vertices(first + v, 0) = rows(i, result_first_vertex + 3 * v);
-        out.polygon_vertices(first + v, 1) = rows(i, result_first_vertex + 3 * v + 1);
-        out.polygon_labels(first + v) = static_cast<int>(rows(i, result_first_vertex + 3 * v + 2));
+        out.polygon_vertices(first + v, 0) = values(from + 3 * v);
+        out.polygon_vertices(first + v, 1) = values(from + 3 * v + 1);
+        out.polygon_labels(first + v) = static_cast<int>(values(from + 3 * v + 2));
       }
     }
   };
@@ -1144,6 +1271,7 @@ private:
   Kokkos::View<int const*, memory_space> domain_labels_;
   int leaf_size_;
   loom::Capacity msg_capacity_, inbox_capacity_;
+  int kept_vertices_per_seed_;
   Forest<memory_space> forest_;
   Kokkos::View<RankTreeNode*, memory_space> rank_tree_;
   std::vector<std::int64_t> process_first_;
@@ -1153,6 +1281,7 @@ private:
   /// again when packed.
   int kept_slots_ = 0;
   bool with_polygons_ = false;
+  VertexHeap<memory_space> vertex_heap_; ///< of the finished cells, with polygons
   TravelStatistics<memory_space> statistics_;
 };
 
