@@ -41,6 +41,19 @@ struct NewtonProgress {
   double seconds = 0;            ///< since the start of the solve
 };
 
+/// A cell that is empty with the initial weights, which Newton's method cannot start from
+/// (coincident seeds, or weights too far apart); thrown on every process alike.
+class EmptyCellError : public std::invalid_argument {
+public:
+  EmptyCellError(std::int64_t seed, std::string const& message)
+      : std::invalid_argument(message), seed_(seed) {}
+  /// The seed's global index (its row in the concatenated blocks of the processes).
+  std::int64_t seed() const { return seed_; }
+
+private:
+  std::int64_t seed_;
+};
+
 /// Preconditioners of the linear solves.
 enum class CgPreconditioner {
   /// The diagonal (iterations grow like √N).
@@ -369,6 +382,15 @@ void linear_combination(ExecutionSpace const& space, Out const& out, A const& a,
 
 } // namespace detail
 
+namespace detail {
+/// The message of EmptyCellError for seed `index`.
+inline std::string empty_cell_message(std::int64_t index) {
+  return "sdot::OptimalTransport: cell " + std::to_string(index) +
+         " is empty with the initial weights (coincident seeds, or weights too far apart): "
+         "Newton's method needs every cell non-empty at the start";
+}
+} // namespace detail
+
 /// Collective: finds weights for which every cell holds its target mass,
 /// |m_i − target_i| ≤ options.tol × area for every i.
 ///
@@ -387,8 +409,9 @@ void linear_combination(ExecutionSpace const& space, Out const& out, A const& a,
 /// @param initial_weights this process's initial weights, or an empty View for zeros; every
 ///        cell must be non-empty with them
 /// @param options tolerances, limits and preconditioner of the solve
-/// @throws std::invalid_argument (the same on every process) on bad targets or an initial
-///         empty cell; std::runtime_error when max_newton or max_halvings is exceeded
+/// @throws std::invalid_argument (the same on every process) on bad targets, EmptyCellError
+///         (an std::invalid_argument) on an initial empty cell; std::runtime_error when max_newton
+///         or max_halvings is exceeded
 template <class Cells>
 OptimalTransportResult<typename Cells::memory_space>
 solve_optimal_transport(Cells& cells,
@@ -454,10 +477,7 @@ solve_optimal_transport(Cells& cells,
         std::vector<std::int64_t>{empty < n ? blocks.begin() + empty : std::int64_t(-1)});
     for (auto index : found)
       if (index >= 0)
-        throw std::invalid_argument(
-            "sdot::OptimalTransport: cell " + std::to_string(index) +
-            " is empty with the initial weights (coincident seeds, or weights too far apart): "
-            "Newton's method needs every cell non-empty at the start");
+        throw EmptyCellError(index, detail::empty_cell_message(index));
   }
   // KMT's threshold: a fraction of the smallest target or initial mass, the same for all cells.
   double const smallest = detail::global_min(ranks, detail::local_min(space, measures, targets));

@@ -6,4 +6,5 @@
 #include <sdot/half_spaces.hpp>
 #include <sdot/points.hpp>
 #include <sdot/power_diagram.hpp>
+#include <sdot/spatial_blocks.hpp>
 #include <sdot/version.hpp>

@@ -7,6 +7,7 @@
 #include <sdot/detail/json.hpp>
 #include <sdot/hdf5_io.hpp>
 #include <sdot/optimal_transport.hpp>
+#include <sdot/spatial_blocks.hpp>
 
 #include <loom/loom.hpp>
 
@@ -105,6 +106,7 @@ struct Input {
   std::int64_t total = 0;
   Cells::positions_type positions;
   Cells::scalars_type masses, weights; // weights: empty when not given
+  bool has_weights = false;            // the file has `weights` (the same on every process)
 };
 
 Input read_input(loom::Ranks const& ranks, std::string const& path, double area) {
@@ -129,6 +131,7 @@ Input read_input(loom::Ranks const& ranks, std::string const& path, double area)
   if (file.has("weights")) {
     check_rows("weights");
     weights = file.read_vector("weights", block);
+    in.has_weights = true;
   }
   sdot::hdf5::agreed(ranks, [&] {
     ExecutionSpace space;
@@ -168,24 +171,48 @@ int run(std::vector<std::string> const& args) {
                    p.newton_iteration, p.max_relative_error, p.step, p.cg_iterations, p.seconds);
       std::fflush(stderr);
     };
-  Cells cells(ranks, in.positions, boundaries);
+  // The solve runs on spatial blocks (each process the seeds of one region): the rows of a
+  // file may be in any order, and the solver's preconditioner and halo work on each
+  // process's block. The results go back to the rows read.
+  ExecutionSpace space;
+  try { // the targets' errors name the rows read
+    sdot::detail::validate_target_masses(space, ranks, in.positions.extent(0), in.masses, area);
+  } catch (std::exception const& e) {
+    throw loom::Error(e.what(), true);
+  }
+  sdot::SpatialBlocks<ExecutionSpace> blocks(space, ranks, sdot::ConstPoints<>(in.positions));
+  Cells cells(ranks, blocks.to_spatial(in.positions), boundaries);
+  Kokkos::View<double const*> initial_weights; // empty: zeros
+  if (in.has_weights)
+    initial_weights = blocks.to_spatial(in.weights);
   sdot::OptimalTransportResult<Cells::memory_space> result;
   try {
-    result = sdot::solve_optimal_transport(cells, Kokkos::View<double const*>(in.masses),
-                                           Kokkos::View<double const*>(in.weights), o.transport);
+    result = sdot::solve_optimal_transport(
+        cells, Kokkos::View<double const*>(blocks.to_spatial(in.masses)), initial_weights,
+        o.transport);
+  } catch (sdot::EmptyCellError const& e) { // named by its row in the file
+    throw loom::Error(sdot::detail::empty_cell_message(blocks.input_index(e.seed())), true);
   } catch (std::exception const& e) {
     // The solver's errors are decided from values every process shares: all throw the same.
     throw loom::Error(e.what(), true);
   }
+  Cells::scalars_type const found = blocks.to_input(result.weights);
+  Cells::scalars_type const found_measures = blocks.to_input(result.measures);
 
   sdot::hdf5::HostVector weights, measures;
   sdot::hdf5::HostPoints positions;
   sdot::hdf5::HostCells polygons;
+  std::optional<Cells> input_cells; // the cells of the rows read, for the cells' files
+  if (cell_files.wanted()) {
+    input_cells.emplace(ranks, in.positions, boundaries);
+    input_cells->set_weights(found);
+    input_cells->measures();
+  }
   sdot::hdf5::agreed(ranks, [&] {
-    weights = sdot::hdf5::to_host(result.weights);
-    measures = sdot::hdf5::to_host(result.measures);
-    if (cell_files.wanted()) { // the solver's last diagram is that of the weights found
-      polygons = sdot::hdf5::to_host_cells(cells.cell_polygons());
+    weights = sdot::hdf5::to_host(found);
+    measures = sdot::hdf5::to_host(found_measures);
+    if (cell_files.wanted()) {
+      polygons = sdot::hdf5::to_host_cells(input_cells->cell_polygons());
       polygons.cell_data = {{"measure", measures},
                             {"target_mass", sdot::hdf5::to_host(in.masses)},
                             {"weight", weights}};

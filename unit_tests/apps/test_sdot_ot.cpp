@@ -134,6 +134,31 @@ TEST(SdotOt, BadMassesAreRefused) {
     EXPECT_EQ(name.find("_out"), std::string::npos) << "left behind: " << name;
 }
 
+TEST(SdotOt, AnEmptyInitialCellIsNamedByItsRow) {
+  // Seed 251 repeats seed 40: one of the two cells is empty at zero weights, whatever the
+  // number of processes (the solve runs on spatial blocks; the message names the file's row).
+  ScratchDirectory scratch;
+  Cloud c = uniform_cloud(300, 0, 15);
+  c.x[251] = c.x[40];
+  write_input(scratch / "twins.h5", c, std::vector<double>(c.x.size(), 1.0 / 300));
+  auto file = [&](std::string const& name) { return quote(scratch / name); };
+  auto const outcomes =
+      run_all(std::vector<Job>{{file("twins.h5") + " " + file("out_1.h5"), 0},
+                               {file("twins.h5") + " " + file("out_2.h5"), processes_or_alone(2)},
+                               {file("twins.h5") + " " + file("out_4.h5"), processes_or_alone(4)}},
+              scratch);
+  std::smatch m;
+  std::regex const named("cell ([0-9]+) is empty with the initial weights");
+  for (auto const& o : outcomes) {
+    EXPECT_EQ(o.status, 1) << o.err;
+    ASSERT_TRUE(std::regex_search(o.err, m, named)) << o.err;
+    int const row = std::stoi(m[1]);
+    EXPECT_TRUE(row == 40 || row == 251) << o.err;
+  }
+  for (auto const& name : directory_entries(scratch.path()))
+    EXPECT_EQ(name.find("out_"), std::string::npos) << "left behind: " << name;
+}
+
 // The cells at the weights found: the picture, and the --cells file as VTK's own reader reads
 // it (cell_checks.hpp: one partition per process, VTK's areas are the measures), with the
 // cell data target_mass and weight. --svg is refused beyond write_svg's limit before solving.

@@ -13,6 +13,7 @@
 #include <mpi.h>
 #endif
 
+#include <algorithm>
 #include <numeric>
 
 using namespace sdot_test;
@@ -232,5 +233,104 @@ TEST(SpreadMpi, SameBitsAsOneBox) {
     expect_same_bits_as_one_box(displaced_cells_cloud(1500, 62), boxes_per_process, true);
     expect_same_bits_as_one_box(partial_cloud("clusters", 1500, 63), boxes_per_process, false);
     expect_same_bits_as_one_box(partial_cloud("band", 1500, 64), boxes_per_process, true, 1);
+  }
+}
+
+namespace {
+
+/// This process's values of `v` from every process, in process order.
+template <class T>
+std::vector<T> gather_all(loom::Ranks const& ranks, std::vector<T> const& v) {
+  auto const counts = ranks.allgather(std::vector<std::int64_t>{std::int64_t(v.size())});
+  std::vector<T> padded;
+  std::int64_t most = 0;
+  for (auto c : counts)
+    most = std::max(most, c);
+  padded = v;
+  padded.resize(most);
+  auto const all = ranks.allgather(padded);
+  std::vector<T> out;
+  for (int p = 0; p < ranks.process_count(); ++p)
+    out.insert(out.end(), all.begin() + p * most, all.begin() + p * most + counts[p]);
+  return out;
+}
+
+void expect_spatial_blocks(Cloud const& c, int boxes_per_process, bool uneven) {
+  auto ranks = world(boxes_per_process);
+  int const rank = ranks.process_rank(), size = ranks.process_count();
+  auto first = split(c.x.size(), size, uneven);
+  std::size_t const count = first[rank + 1] - first[rank];
+  Cloud mine = block(c, first[rank], count);
+  Kokkos::DefaultExecutionSpace space;
+  sdot::SpatialBlocks<> blocks(space, ranks, sdot::ConstPoints<>(positions_view(mine)));
+  ASSERT_EQ(blocks.input_count(), static_cast<int>(count));
+  int const m = blocks.spatial_count();
+  auto const gids = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), blocks.spatial_gids());
+  auto const x = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(),
+                                                     blocks.to_spatial(positions_view(mine)));
+  auto const w = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(),
+                                                     blocks.to_spatial(weights_view(mine)));
+  ASSERT_EQ(static_cast<int>(x.extent(0)), m);
+  // Each seed's values arrive with it, exactly.
+  std::vector<std::int64_t> mine_gids(m);
+  double lo[2] = {1e300, 1e300}, hi[2] = {-1e300, -1e300};
+  for (int k = 0; k < m; ++k) {
+    mine_gids[k] = gids(k);
+    ASSERT_EQ(x(k, 0), c.x[gids(k)][0]) << "spatial seed " << k;
+    ASSERT_EQ(x(k, 1), c.x[gids(k)][1]) << "spatial seed " << k;
+    ASSERT_EQ(w(k), c.w[gids(k)]) << "spatial seed " << k;
+    for (int d = 0; d < 2; ++d) {
+      lo[d] = std::min(lo[d], x(k, d));
+      hi[d] = std::max(hi[d], x(k, d));
+    }
+  }
+  // Every seed in exactly one spatial block; the blocks balanced to a seed.
+  auto all = gather_all(ranks, mine_gids);
+  std::sort(all.begin(), all.end());
+  ASSERT_EQ(all.size(), c.x.size());
+  for (std::size_t i = 0; i < all.size(); ++i)
+    ASSERT_EQ(all[i], static_cast<std::int64_t>(i));
+  auto const counts = ranks.allgather(std::vector<int>{m});
+  auto const [fewest, most] = std::minmax_element(counts.begin(), counts.end());
+  EXPECT_LE(*most - *fewest, 1) << "spatial blocks of " << *fewest << " to " << *most << " seeds";
+  // Spatial: the blocks' bounding boxes do not overlap (their areas add up to at most the
+  // cloud's); input blocks of a uniform cloud each span the whole square.
+  double const area = m ? (hi[0] - lo[0]) * (hi[1] - lo[1]) : 0;
+  auto const areas = ranks.allgather(std::vector<double>{area});
+  EXPECT_LE(std::accumulate(areas.begin(), areas.end(), 0.0), 1.0 + 1e-12);
+  // And back, bit for bit.
+  auto const back = Kokkos::create_mirror_view_and_copy(
+      Kokkos::HostSpace(), blocks.to_input(blocks.to_spatial(weights_view(mine))));
+  auto const back_x = Kokkos::create_mirror_view_and_copy(
+      Kokkos::HostSpace(), blocks.to_input(blocks.to_spatial(positions_view(mine))));
+  ASSERT_EQ(back.extent(0), count);
+  for (std::size_t i = 0; i < count; ++i) {
+    ASSERT_EQ(back(i), mine.w[i]) << "seed " << first[rank] + i;
+    ASSERT_EQ(back_x(i, 0), mine.x[i][0]) << "seed " << first[rank] + i;
+    ASSERT_EQ(back_x(i, 1), mine.x[i][1]) << "seed " << first[rank] + i;
+  }
+  // A wrong size on one process is refused on every process alike.
+  Kokkos::View<double*> wrong("wrong", rank == size - 1 ? count + 1 : count);
+  try {
+    blocks.to_spatial(wrong);
+    ADD_FAILURE() << "no error";
+  } catch (loom::Error const& e) {
+    EXPECT_TRUE(e.collective());
+    EXPECT_NE(std::string(e.what()).find(std::to_string(first[size] - first[size - 1] + 1) +
+                                         " rows given"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+} // namespace
+
+TEST(SpreadMpi, SpatialBlocksMoveRowsBothWays) {
+  for (int boxes_per_process : {1, 3}) {
+    SCOPED_TRACE(std::to_string(boxes_per_process) + " boxes per process");
+    expect_spatial_blocks(uniform_cloud(1000, 1e-3, 65), boxes_per_process, false);
+    expect_spatial_blocks(uniform_cloud(999, 1e-3, 66), boxes_per_process, true);
+    expect_spatial_blocks(partial_cloud("corner", 700, 67), boxes_per_process, true);
+    expect_spatial_blocks(uniform_cloud(2, 0, 68), boxes_per_process, false);
   }
 }

@@ -1,0 +1,222 @@
+#pragma once
+/// @file
+/// sdot::SpatialBlocks: moves per-seed data between the processes' input blocks (each process
+/// holds a block of rows of the seeds, in any spatial arrangement) and spatial blocks (each
+/// process holds the seeds of one region of a bisection of the cloud, balanced by count).
+///
+/// A distributed computation whose cost depends on locality, such as the transport solver
+/// (its preconditioner works on each process's block, and its Jacobian's halo holds the
+/// neighbours on other processes), runs much faster on spatial blocks when the input blocks
+/// are spread over the domain (rows of a file in random order). A plan: built once from the
+/// positions, then used for any number of arrays, both ways.
+
+#include <loom/detail/segments.hpp>
+#include <loom/distribute.hpp>
+#include <loom/error.hpp>
+#include <loom/kokkos_compat.hpp>
+#include <loom/ranks.hpp>
+#include <sdot/detail/boxes.hpp>
+#include <sdot/points.hpp>
+
+#include <Kokkos_Core.hpp>
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace sdot {
+
+/// Plan that moves per-seed arrays between input blocks and spatial blocks (see the file's
+/// comment). Spatial blocks follow the same bisection as the boxes of travelling cells, with
+/// one box per process (whatever the ranks per process): a seed's block depends only on the
+/// positions and the number of processes, and the order within a block is deterministic.
+template <class ExecutionSpace = Kokkos::DefaultExecutionSpace>
+class SpatialBlocks {
+public:
+  using memory_space = typename ExecutionSpace::memory_space;
+  using Policy = Kokkos::RangePolicy<ExecutionSpace>;
+  using Rows = Kokkos::View<double**, Kokkos::LayoutRight, memory_space>;
+
+  /// Collective over the processes of `ranks`. @param positions this process's input block
+  SpatialBlocks(ExecutionSpace const& space, loom::Ranks ranks, ConstPoints<memory_space> positions)
+      : space_(space), ranks_(std::move(ranks)) {
+    loom::compat::ScopedRegion region("sdot::SpatialBlocks");
+    input_count_ = static_cast<int>(positions.extent(0));
+    auto const counts = ranks_.allgather(std::vector<std::int64_t>{input_count_});
+    std::vector<std::int64_t> first(ranks_.process_count() + 1, 0);
+    for (int p = 0; p < ranks_.process_count(); ++p)
+      first[p + 1] = first[p] + counts[p];
+    if (first.back() >= (std::int64_t(1) << 53))
+      throw std::invalid_argument("sdot::SpatialBlocks: more than 2^53 seeds");
+    first_gid_ = first[ranks_.process_rank()];
+    process_first_ = Kokkos::View<std::int64_t*, memory_space>(
+        Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::SpatialBlocks::first"),
+        first.size());
+    Kokkos::deep_copy(
+        space_, process_first_,
+        Kokkos::View<std::int64_t const*, Kokkos::HostSpace,
+                     Kokkos::MemoryTraits<Kokkos::Unmanaged>>(first.data(), first.size()));
+    // One box per process (whatever the ranks per process); each seed goes to local rank 0 of
+    // the process of its box.
+    loom::Ranks const one_box_per_process(ranks_.group(), 1);
+    to_spatial_dest_ =
+        detail::bisect_into_boxes(space_, one_box_per_process, positions, first_gid_, first.back());
+    auto dest = to_spatial_dest_;
+    int const local = ranks_.local_count();
+    Kokkos::parallel_for(
+        "sdot::SpatialBlocks::process_of_box", Policy(space_, 0, input_count_),
+        KOKKOS_LAMBDA(int i) { dest(i) = dest(i) * local; });
+    // The global index of each seed of the spatial block, in the order every move keeps.
+    Rows gids(Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::SpatialBlocks::gid"),
+              input_count_, 1);
+    std::int64_t const first_gid = first_gid_;
+    Kokkos::parallel_for(
+        "sdot::SpatialBlocks::gids", Policy(space_, 0, input_count_),
+        KOKKOS_LAMBDA(int i) { gids(i, 0) = static_cast<double>(first_gid + i); });
+    Rows const arrived = loom::distribute(space_, ranks_, to_spatial_dest_, gids).rows;
+    spatial_count_ = static_cast<int>(arrived.extent(0));
+    spatial_gids_ = Kokkos::View<std::int64_t*, memory_space>(
+        Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::SpatialBlocks::gids"),
+        spatial_count_);
+    to_input_dest_ = Kokkos::View<int*, memory_space>(
+        Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::SpatialBlocks::home"),
+        spatial_count_);
+    auto spatial_gids = spatial_gids_;
+    auto home = to_input_dest_;
+    auto process_first = process_first_;
+    int const processes = ranks_.process_count();
+    Kokkos::parallel_for(
+        "sdot::SpatialBlocks::homes", Policy(space_, 0, spatial_count_), KOKKOS_LAMBDA(int k) {
+          auto const gid = static_cast<std::int64_t>(arrived(k, 0));
+          spatial_gids(k) = gid;
+          home(k) = loom::detail::segment_of(process_first, processes, gid) * local;
+        });
+    space_.fence();
+  }
+
+  /// Collective: the input index (see spatial_gids()) of the seed at `spatial_index` in the
+  /// concatenated spatial blocks; −1 outside them.
+  std::int64_t input_index(std::int64_t spatial_index) const {
+    auto const counts = ranks_.allgather(std::vector<std::int64_t>{spatial_count_});
+    std::int64_t first = 0, found = -1;
+    for (int p = 0; p < ranks_.process_rank(); ++p)
+      first += counts[p];
+    if (spatial_index >= first && spatial_index < first + spatial_count_) {
+      auto const entry = Kokkos::create_mirror_view_and_copy(
+          Kokkos::HostSpace(), Kokkos::subview(spatial_gids_, spatial_index - first));
+      found = entry();
+    }
+    std::vector<std::int64_t> agreed{found};
+    ranks_.max_in_place(agreed);
+    return agreed[0];
+  }
+
+  /// Seeds of this process's input block.
+  int input_count() const { return input_count_; }
+  /// Seeds of this process's spatial block.
+  int spatial_count() const { return spatial_count_; }
+  /// The global input index (position in the concatenated input blocks) of each seed of this
+  /// process's spatial block.
+  Kokkos::View<std::int64_t const*, memory_space> spatial_gids() const { return spatial_gids_; }
+
+  /// Collective: `values` (this process's input block, [input_count()] or [input_count(), 2])
+  /// in the spatial block ([spatial_count()] or [spatial_count(), 2]).
+  /// @throws loom::Error (on every process) when a process gives another number of rows
+  template <class View>
+  auto to_spatial(View const& values) const {
+    check("to_spatial", values, input_count_);
+    Rows const rows = pack(values, false);
+    Rows const arrived = loom::distribute(space_, ranks_, to_spatial_dest_, rows).rows;
+    auto out = make_like(values, spatial_count_, "sdot::SpatialBlocks::spatial");
+    unpack(arrived, out, -1);
+    return out;
+  }
+
+  /// Collective: `values` (this process's spatial block) back in the input block.
+  /// @throws loom::Error (on every process) when a process gives another number of rows
+  template <class View>
+  auto to_input(View const& values) const {
+    check("to_input", values, spatial_count_);
+    Rows const rows = pack(values, true);
+    Rows const arrived = loom::distribute(space_, ranks_, to_input_dest_, rows).rows;
+    auto out = make_like(values, input_count_, "sdot::SpatialBlocks::input");
+    unpack(arrived, out, first_gid_);
+    return out;
+  }
+
+private:
+  // Collective: every process throws the same loom::Error when one was given a wrong size.
+  template <class View>
+  void check(char const* what, View const& values, int expected) const {
+    static_assert(View::rank == 1 || View::rank == 2, "sdot::SpatialBlocks: [n] or [n, 2]");
+    bool const ok = static_cast<int>(values.extent(0)) == expected &&
+                    (View::rank == 1 || values.extent(1) == 2);
+    ranks_.agree(ok, std::string("sdot::SpatialBlocks::") + what + ": " +
+                         std::to_string(values.extent(0)) + " rows given, " +
+                         std::to_string(expected) + " expected");
+  }
+
+  template <class View>
+  static int columns_of(View const& values) {
+    return View::rank == 1 ? 1 : static_cast<int>(values.extent(1));
+  }
+
+  // Rows of the values' columns, then, `with_gid`, the global index of the spatial block's
+  // seeds (the same width on every process, as loom::distribute needs).
+  template <class View>
+  Rows pack(View const& values, bool with_gid) const {
+    int const n = static_cast<int>(values.extent(0)), c = columns_of(values);
+    auto const gids = spatial_gids_;
+    Rows rows(Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::SpatialBlocks::rows"),
+              n, c + (with_gid ? 1 : 0));
+    Kokkos::parallel_for(
+        "sdot::SpatialBlocks::pack", Policy(space_, 0, n), KOKKOS_LAMBDA(int i) {
+          if constexpr (View::rank == 1)
+            rows(i, 0) = values(i);
+          else
+            for (int k = 0; k < c; ++k)
+              rows(i, k) = values(i, k);
+          if (with_gid)
+            rows(i, c) = static_cast<double>(gids(i));
+        });
+    return rows;
+  }
+
+  // Row k of `rows` into entry k of `out` (first_gid < 0), or into entry gid − first_gid.
+  template <class Out>
+  void unpack(Rows const& rows, Out const& out, std::int64_t first_gid) const {
+    int const n = static_cast<int>(out.extent(0)), c = columns_of(out);
+    bool const by_gid = first_gid >= 0;
+    Kokkos::parallel_for(
+        "sdot::SpatialBlocks::unpack", Policy(space_, 0, n), KOKKOS_LAMBDA(int k) {
+          std::int64_t const i =
+              by_gid ? static_cast<std::int64_t>(rows(k, c)) - first_gid : std::int64_t(k);
+          if constexpr (Out::rank == 1)
+            out(i) = rows(k, 0);
+          else
+            for (int j = 0; j < c; ++j)
+              out(i, j) = rows(k, j);
+        });
+    space_.fence();
+  }
+  template <class View>
+  static auto make_like(View const& values, int n, std::string const& label) {
+    using Out =
+        Kokkos::View<typename View::non_const_data_type, typename View::array_layout, memory_space>;
+    if constexpr (Out::rank_dynamic == 1)
+      return Out(Kokkos::view_alloc(Kokkos::WithoutInitializing, label), n);
+    else
+      return Out(Kokkos::view_alloc(Kokkos::WithoutInitializing, label), n, values.extent(1));
+  }
+
+  ExecutionSpace space_;
+  loom::Ranks ranks_;
+  int input_count_ = 0, spatial_count_ = 0;
+  std::int64_t first_gid_ = 0;
+  Kokkos::View<std::int64_t*, memory_space> process_first_;
+  Kokkos::View<int*, memory_space> to_spatial_dest_, to_input_dest_;
+  Kokkos::View<std::int64_t*, memory_space> spatial_gids_;
+};
+
+} // namespace sdot
