@@ -9,4 +9,6 @@ scripts/install_dependencies.sh
 cmake -S . -B build-release -DCMAKE_BUILD_TYPE=Release -DSDOT_ENABLE_APPS=ON
 cmake --build build-release -j 2 --target sdot-measures
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+# Transparent huge pages for malloc's memory (glibc >= 2.35; docs/parallel.md, "Memory").
+export GLIBC_TUNABLES="${GLIBC_TUNABLES:-glibc.malloc.hugetlb=1}"
 mpiexec -n "${PROCESSES:-2}" build-release/src/apps/sdot-measures --random "${N:-1000000}" --seed 0
