@@ -45,6 +45,7 @@ struct NewtonProgress {
 /// (coincident seeds, or weights too far apart); thrown on every process alike.
 class EmptyCellError : public std::invalid_argument {
 public:
+  /// The error for seed `seed`, with `message`.
   EmptyCellError(std::int64_t seed, std::string const& message)
       : std::invalid_argument(message), seed_(seed) {}
   /// The seed's global index (its row in the concatenated blocks of the processes).

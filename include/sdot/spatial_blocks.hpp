@@ -27,6 +27,84 @@
 
 namespace sdot {
 
+namespace detail {
+
+/// dest(i) ← dest(i) × local (a process's box to its local rank 0).
+template <class ExecutionSpace, class Dest>
+void spatial_process_ranks(ExecutionSpace const& space, Dest const& dest, int local) {
+  Kokkos::parallel_for(
+      "sdot::SpatialBlocks::process_of_box",
+      Kokkos::RangePolicy<ExecutionSpace>(space, 0, static_cast<int>(dest.extent(0))),
+      KOKKOS_LAMBDA(int i) { dest(i) = dest(i) * local; });
+}
+
+/// For each spatial row k (its global index in column 0): the index, and local rank 0 of the
+/// process whose input block holds it.
+template <class ExecutionSpace, class Rows, class First, class Gids, class Home>
+void spatial_homes(ExecutionSpace const& space, Rows const& arrived, First const& process_first,
+                   int processes, int local, Gids const& gids, Home const& home) {
+  Kokkos::parallel_for(
+      "sdot::SpatialBlocks::homes",
+      Kokkos::RangePolicy<ExecutionSpace>(space, 0, static_cast<int>(arrived.extent(0))),
+      KOKKOS_LAMBDA(int k) {
+        auto const gid = static_cast<std::int64_t>(arrived(k, 0));
+        gids(k) = gid;
+        home(k) = loom::detail::segment_of(process_first, processes, gid) * local;
+      });
+}
+
+/// rows(i, 0) = first_gid + i.
+template <class ExecutionSpace, class Rows>
+void spatial_indices(ExecutionSpace const& space, Rows const& rows, std::int64_t first_gid) {
+  Kokkos::parallel_for(
+      "sdot::SpatialBlocks::gids",
+      Kokkos::RangePolicy<ExecutionSpace>(space, 0, static_cast<int>(rows.extent(0))),
+      KOKKOS_LAMBDA(int i) { rows(i, 0) = static_cast<double>(first_gid + i); });
+}
+
+/// Row i of `rows`: the values of entry i ([n] or [n, c]), then, when `rows` has one more
+/// column, gids(i).
+template <class ExecutionSpace, class Rows, class View, class Gids>
+void spatial_pack(ExecutionSpace const& space, Rows const& rows, View const& values,
+                  Gids const& gids) {
+  int const c = View::rank == 1 ? 1 : static_cast<int>(values.extent(1));
+  bool const with_gid = static_cast<int>(rows.extent(1)) > c;
+  Kokkos::parallel_for(
+      "sdot::SpatialBlocks::pack",
+      Kokkos::RangePolicy<ExecutionSpace>(space, 0, static_cast<int>(rows.extent(0))),
+      KOKKOS_LAMBDA(int i) {
+        if constexpr (View::rank == 1)
+          rows(i, 0) = values(i);
+        else
+          for (int k = 0; k < c; ++k)
+            rows(i, k) = values(i, k);
+        if (with_gid)
+          rows(i, c) = static_cast<double>(gids(i));
+      });
+}
+
+/// Row k of `rows` into entry k of `out` (first_gid < 0), or into entry gid − first_gid (the
+/// row's last column holding gid).
+template <class ExecutionSpace, class Rows, class Out>
+void spatial_unpack(ExecutionSpace const& space, Rows const& rows, Out const& out,
+                    std::int64_t first_gid) {
+  int const c = Out::rank == 1 ? 1 : static_cast<int>(out.extent(1));
+  Kokkos::parallel_for(
+      "sdot::SpatialBlocks::unpack",
+      Kokkos::RangePolicy<ExecutionSpace>(space, 0, static_cast<int>(out.extent(0))),
+      KOKKOS_LAMBDA(int k) {
+        std::int64_t const i =
+            first_gid >= 0 ? static_cast<std::int64_t>(rows(k, c)) - first_gid : std::int64_t(k);
+        if constexpr (Out::rank == 1)
+          out(i) = rows(k, 0);
+        else
+          for (int j = 0; j < c; ++j)
+            out(i, j) = rows(k, j);
+      });
+}
+
+} // namespace detail
+
 /// Plan that moves per-seed arrays between input blocks and spatial blocks (see the file's
 /// comment). Spatial blocks follow the same bisection as the boxes of travelling cells, with
 /// one box per process (whatever the ranks per process): a seed's block depends only on the
@@ -34,11 +112,13 @@ namespace sdot {
 template <class ExecutionSpace = Kokkos::DefaultExecutionSpace>
 class SpatialBlocks {
 public:
-  using memory_space = typename ExecutionSpace::memory_space;
-  using Policy = Kokkos::RangePolicy<ExecutionSpace>;
-  using Rows = Kokkos::View<double**, Kokkos::LayoutRight, memory_space>;
+  using memory_space = typename ExecutionSpace::memory_space;             ///< where the arrays live
+  using Rows = Kokkos::View<double**, Kokkos::LayoutRight, memory_space>; ///< rows sent
 
-  /// Collective over the processes of `ranks`. @param positions this process's input block
+  /// Collective over the processes of `ranks`.
+  /// @param space the execution space instance of the kernels
+  /// @param ranks the processes (with any number of ranks per process)
+  /// @param positions this process's input block
   SpatialBlocks(ExecutionSpace const& space, loom::Ranks ranks, ConstPoints<memory_space> positions)
       : space_(space), ranks_(std::move(ranks)) {
     loom::compat::ScopedRegion region("sdot::SpatialBlocks");
@@ -62,18 +142,12 @@ public:
     loom::Ranks const one_box_per_process(ranks_.group(), 1);
     to_spatial_dest_ =
         detail::bisect_into_boxes(space_, one_box_per_process, positions, first_gid_, first.back());
-    auto dest = to_spatial_dest_;
     int const local = ranks_.local_count();
-    Kokkos::parallel_for(
-        "sdot::SpatialBlocks::process_of_box", Policy(space_, 0, input_count_),
-        KOKKOS_LAMBDA(int i) { dest(i) = dest(i) * local; });
+    detail::spatial_process_ranks(space_, to_spatial_dest_, local);
     // The global index of each seed of the spatial block, in the order every move keeps.
     Rows gids(Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::SpatialBlocks::gid"),
               input_count_, 1);
-    std::int64_t const first_gid = first_gid_;
-    Kokkos::parallel_for(
-        "sdot::SpatialBlocks::gids", Policy(space_, 0, input_count_),
-        KOKKOS_LAMBDA(int i) { gids(i, 0) = static_cast<double>(first_gid + i); });
+    detail::spatial_indices(space_, gids, first_gid_);
     Rows const arrived = loom::distribute(space_, ranks_, to_spatial_dest_, gids).rows;
     spatial_count_ = static_cast<int>(arrived.extent(0));
     spatial_gids_ = Kokkos::View<std::int64_t*, memory_space>(
@@ -82,16 +156,8 @@ public:
     to_input_dest_ = Kokkos::View<int*, memory_space>(
         Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::SpatialBlocks::home"),
         spatial_count_);
-    auto spatial_gids = spatial_gids_;
-    auto home = to_input_dest_;
-    auto process_first = process_first_;
-    int const processes = ranks_.process_count();
-    Kokkos::parallel_for(
-        "sdot::SpatialBlocks::homes", Policy(space_, 0, spatial_count_), KOKKOS_LAMBDA(int k) {
-          auto const gid = static_cast<std::int64_t>(arrived(k, 0));
-          spatial_gids(k) = gid;
-          home(k) = loom::detail::segment_of(process_first, processes, gid) * local;
-        });
+    detail::spatial_homes(space_, arrived, process_first_, ranks_.process_count(), local,
+                          spatial_gids_, to_input_dest_);
     space_.fence();
   }
 
@@ -129,7 +195,8 @@ public:
     Rows const rows = pack(values, false);
     Rows const arrived = loom::distribute(space_, ranks_, to_spatial_dest_, rows).rows;
     auto out = make_like(values, spatial_count_, "sdot::SpatialBlocks::spatial");
-    unpack(arrived, out, -1);
+    detail::spatial_unpack(space_, arrived, out, -1);
+    space_.fence();
     return out;
   }
 
@@ -141,7 +208,8 @@ public:
     Rows const rows = pack(values, true);
     Rows const arrived = loom::distribute(space_, ranks_, to_input_dest_, rows).rows;
     auto out = make_like(values, input_count_, "sdot::SpatialBlocks::input");
-    unpack(arrived, out, first_gid_);
+    detail::spatial_unpack(space_, arrived, out, first_gid_);
+    space_.fence();
     return out;
   }
 
@@ -157,49 +225,17 @@ private:
                          std::to_string(expected) + " expected");
   }
 
-  template <class View>
-  static int columns_of(View const& values) {
-    return View::rank == 1 ? 1 : static_cast<int>(values.extent(1));
-  }
-
   // Rows of the values' columns, then, `with_gid`, the global index of the spatial block's
   // seeds (the same width on every process, as loom::distribute needs).
   template <class View>
   Rows pack(View const& values, bool with_gid) const {
-    int const n = static_cast<int>(values.extent(0)), c = columns_of(values);
-    auto const gids = spatial_gids_;
+    int const c = View::rank == 1 ? 1 : static_cast<int>(values.extent(1));
     Rows rows(Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::SpatialBlocks::rows"),
-              n, c + (with_gid ? 1 : 0));
-    Kokkos::parallel_for(
-        "sdot::SpatialBlocks::pack", Policy(space_, 0, n), KOKKOS_LAMBDA(int i) {
-          if constexpr (View::rank == 1)
-            rows(i, 0) = values(i);
-          else
-            for (int k = 0; k < c; ++k)
-              rows(i, k) = values(i, k);
-          if (with_gid)
-            rows(i, c) = static_cast<double>(gids(i));
-        });
+              values.extent(0), c + (with_gid ? 1 : 0));
+    detail::spatial_pack(space_, rows, values, spatial_gids_);
     return rows;
   }
 
-  // Row k of `rows` into entry k of `out` (first_gid < 0), or into entry gid − first_gid.
-  template <class Out>
-  void unpack(Rows const& rows, Out const& out, std::int64_t first_gid) const {
-    int const n = static_cast<int>(out.extent(0)), c = columns_of(out);
-    bool const by_gid = first_gid >= 0;
-    Kokkos::parallel_for(
-        "sdot::SpatialBlocks::unpack", Policy(space_, 0, n), KOKKOS_LAMBDA(int k) {
-          std::int64_t const i =
-              by_gid ? static_cast<std::int64_t>(rows(k, c)) - first_gid : std::int64_t(k);
-          if constexpr (Out::rank == 1)
-            out(i) = rows(k, 0);
-          else
-            for (int j = 0; j < c; ++j)
-              out(i, j) = rows(k, j);
-        });
-    space_.fence();
-  }
   template <class View>
   static auto make_like(View const& values, int n, std::string const& label) {
     using Out =

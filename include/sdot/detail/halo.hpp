@@ -13,6 +13,7 @@
 #include <array>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace sdot::detail {
@@ -206,19 +207,22 @@ public:
     int const nsend = static_cast<int>(send_rows_.extent(0));
     int const nrecv = size();
     int const offset = local_size();
-    using Buffer = Kokkos::View<double**, Kokkos::LayoutRight, memory_space>;
-    Buffer send(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::Halo::send"), nsend,
-                components);
-    Buffer recv(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::Halo::recv"), nrecv,
-                components);
+    if (static_cast<int>(send_.extent(1)) != components) { // kept for the next updates
+      send_ = Buffer(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::Halo::send"),
+                     nsend, components);
+      recv_ = Buffer(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::Halo::recv"),
+                     nrecv, components);
+      send_host_ = loom::compat::host_mirror_no_init(send_);
+      recv_host_ = loom::compat::host_mirror_no_init(recv_);
+    }
+    auto const send = send_, recv = recv_;
+    auto const send_host = send_host_, recv_host = recv_host_;
     auto rows = send_rows_;
     Kokkos::parallel_for(
         "sdot::Halo::pack", Policy(space, 0, nsend), KOKKOS_LAMBDA(int k) {
           for (int c = 0; c < components; ++c)
             send(k, c) = element(extended, rows(k), c);
         });
-    auto send_host = loom::compat::host_mirror_no_init(send);
-    auto recv_host = loom::compat::host_mirror_no_init(recv);
     Kokkos::deep_copy(space, send_host, send);
     space.fence();
     ranks_.alltoallv_bytes(send_host.data(), send_counts_, recv_host.data(), recv_counts_,
@@ -243,11 +247,17 @@ private:
     }
   }
 
+  using Buffer = Kokkos::View<double**, Kokkos::LayoutRight, memory_space>;
   loom::Ranks ranks_;
   std::int64_t local_size_ = 0;
   Kokkos::View<int*, memory_space> remote_columns_;
   Kokkos::View<int*, memory_space> send_rows_;
   std::vector<std::int64_t> send_counts_, recv_counts_;
+  // The exchange's buffers, allocated by the first update (and again when the number of
+  // components changes), reused by the next ones.
+  mutable Buffer send_, recv_;
+  using HostBuffer = decltype(loom::compat::host_mirror_no_init(std::declval<Buffer>()));
+  mutable HostBuffer send_host_, recv_host_;
 };
 
 } // namespace sdot::detail
