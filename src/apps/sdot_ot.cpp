@@ -55,7 +55,8 @@ Progress: process 0 prints one line per Newton step on stderr (the initial weigh
 0): the step, max_i |m_i - mass_i| / mass_i, the damping taken, the conjugate-gradient
 iterations and the seconds since the start of the solve.
 It prints one JSON object on one line to stdout: n, ranks, newton_iterations,
-cg_iterations, diagram_evaluations, max_error (max |m_i - mass_i|), tol, seconds.
+cg_iterations, diagram_evaluations, max_error (max |m_i - mass_i|), tol, domain_area, and
+seconds {total (the whole run on the slowest process), solve, linear (Jacobians and CG)}.
 )";
 
 struct Options {
@@ -239,7 +240,10 @@ int run(std::vector<std::string> const& args) {
         .add("max_error", s.max_error)
         .add("tol", o.transport.tol)
         .add("domain_area", area)
-        .add("seconds", slowest)
+        .add("seconds", JsonObject()
+                            .add("total", slowest)
+                            .add("solve", s.seconds)
+                            .add("linear", s.linear_seconds))
         .add("input", o.input)
         .add("output", o.output);
     std::printf("%s\n", report.str().c_str());

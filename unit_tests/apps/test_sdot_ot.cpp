@@ -82,6 +82,10 @@ TEST(SdotOt, WeightsGiveTheMassesAtAnyProcessCount) {
     auto const& o = outcomes[k];
     ASSERT_EQ(o.status, 0) << outputs[k] << ": " << o.err;
     expect_one_json_line(o);
+    // seconds as in sdot-measures: an object whose total covers the rest.
+    EXPECT_NE(o.out.find("\"seconds\":{\"total\":"), std::string::npos) << o.out;
+    EXPECT_LE(json_number(o.out, "linear"), json_number(o.out, "solve")) << o.out;
+    EXPECT_LE(json_number(o.out, "solve"), json_number(o.out, "total")) << o.out;
     std::vector<double> const want =
         k < 2 ? masses : std::vector<double>(n, 1.0 / static_cast<double>(n));
     auto const weights = h5_read(scratch / outputs[k], "weights").values;
