@@ -31,6 +31,8 @@
 // A finding prints the polygon and the half-plane, then aborts (libFuzzer saves the input).
 // SDOT_FUZZ_VERBOSE=1 prints every step.
 
+#include "sdot/host_polygon.hpp"
+
 #include <sdot/detail/polygon.hpp>
 
 #include <fuzzer/FuzzedDataProvider.h>
@@ -72,29 +74,7 @@ struct Point {
   Real x, y;
 };
 
-/// A polygon with heap storage of exactly `capacity` vertices per buffer (AddressSanitizer
-/// sees a write past it).
-struct HostPolygon {
-  std::array<std::vector<double>, 2> x, y;
-  std::array<std::vector<int>, 2> labels;
-  Polygon polygon;
-
-  explicit HostPolygon(int capacity) {
-    for (int b = 0; b < 2; ++b) {
-      x[b].assign(capacity, 0);
-      y[b].assign(capacity, 0);
-      labels[b].assign(capacity, 0);
-    }
-    polygon = Polygon{{{x[0].data(), y[0].data(), labels[0].data()},
-                       {x[1].data(), y[1].data(), labels[1].data()}},
-                      0,
-                      0,
-                      capacity,
-                      0};
-  }
-  HostPolygon(HostPolygon const&) = delete;
-  HostPolygon& operator=(HostPolygon const&) = delete;
-};
+using sdot_test::HostPolygon;
 
 /// The vertices and labels of a polygon, in its order.
 struct Snapshot {

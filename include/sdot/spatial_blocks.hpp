@@ -191,26 +191,14 @@ public:
   /// @throws loom::Error (on every process) when a process gives another number of rows
   template <class View>
   auto to_spatial(View const& values) const {
-    check("to_spatial", values, input_count_);
-    Rows const rows = pack(values, false);
-    Rows const arrived = loom::distribute(space_, ranks_, to_spatial_dest_, rows).rows;
-    auto out = make_like(values, spatial_count_, "sdot::SpatialBlocks::spatial");
-    detail::spatial_unpack(space_, arrived, out, -1);
-    space_.fence();
-    return out;
+    return move("to_spatial", values, false);
   }
 
   /// Collective: `values` (this process's spatial block) back in the input block.
   /// @throws loom::Error (on every process) when a process gives another number of rows
   template <class View>
   auto to_input(View const& values) const {
-    check("to_input", values, spatial_count_);
-    Rows const rows = pack(values, true);
-    Rows const arrived = loom::distribute(space_, ranks_, to_input_dest_, rows).rows;
-    auto out = make_like(values, input_count_, "sdot::SpatialBlocks::input");
-    detail::spatial_unpack(space_, arrived, out, first_gid_);
-    space_.fence();
-    return out;
+    return move("to_input", values, true);
   }
 
 private:
@@ -223,6 +211,21 @@ private:
     ranks_.agree(ok, std::string("sdot::SpatialBlocks::") + what + ": " +
                          std::to_string(values.extent(0)) + " rows given, " +
                          std::to_string(expected) + " expected");
+  }
+
+  // Collective: `values` to the spatial blocks, or back to the input blocks (`home`): the
+  // way back sends each row's global index along, and places the row by it.
+  template <class View>
+  auto move(char const* what, View const& values, bool home) const {
+    check(what, values, home ? spatial_count_ : input_count_);
+    Rows const rows = pack(values, home);
+    Rows const arrived =
+        loom::distribute(space_, ranks_, home ? to_input_dest_ : to_spatial_dest_, rows).rows;
+    auto out = make_like(values, home ? input_count_ : spatial_count_,
+                         std::string("sdot::SpatialBlocks::") + what);
+    detail::spatial_unpack(space_, arrived, out, home ? first_gid_ : -1);
+    space_.fence();
+    return out;
   }
 
   // Rows of the values' columns, then, `with_gid`, the global index of the spatial block's

@@ -1,5 +1,7 @@
 // Clipping a cell polygon (detail::Polygon): the convex fast path and the general
 // Sutherland–Hodgman pass it falls back to, checked on polygons whose result is known.
+#include "sdot/host_polygon.hpp"
+
 #include <sdot/detail/polygon.hpp>
 
 #include <gtest/gtest.h>
@@ -12,46 +14,7 @@ namespace {
 using sdot::detail::ClipResult;
 using sdot::detail::Polygon;
 
-/// A polygon with host storage for `capacity` vertices.
-struct HostPolygon {
-  std::array<std::vector<double>, 2> x, y;
-  std::array<std::vector<int>, 2> labels;
-  Polygon polygon;
-
-  explicit HostPolygon(int capacity) {
-    for (int b = 0; b < 2; ++b) {
-      x[b].resize(capacity);
-      y[b].resize(capacity);
-      labels[b].resize(capacity);
-    }
-    polygon = Polygon{{{x[0].data(), y[0].data(), labels[0].data()},
-                       {x[1].data(), y[1].data(), labels[1].data()}},
-                      0,
-                      0,
-                      capacity,
-                      0};
-  }
-
-  HostPolygon(int capacity, std::vector<std::array<double, 2>> const& vertices)
-      : HostPolygon(capacity) {
-    for (std::size_t k = 0; k < vertices.size(); ++k)
-      polygon.push(vertices[k][0], vertices[k][1], -1 - static_cast<int>(k));
-  }
-
-  /// Edges labelled `label`.
-  int edges_labelled(int label) const {
-    int count = 0;
-    for (int k = 0; k < polygon.size; ++k)
-      count += polygon.label(k) == label;
-    return count;
-  }
-
-  double area() const {
-    double a, mx, my;
-    polygon.integrals(a, mx, my);
-    return a;
-  }
-};
+using sdot_test::HostPolygon;
 
 std::vector<std::array<double, 2>> unit_square() {
   return {{0, 0}, {1, 0}, {1, 1}, {0, 1}};
