@@ -1,6 +1,9 @@
-// libFuzzer target: sdot::hdf5::InputFile, the reader of the programs' input files.
+// libFuzzer targets: sdot::hdf5::InputFile, the reader of the programs' input files.
 //
-// The input bytes are written to a file, which is opened as the programs open theirs (one MPI
+// sdot_fuzz_hdf5_reader writes the input bytes to a file (mutated HDF5 files: HDF5's own parser
+// meets them first); sdot_fuzz_hdf5_datasets (SDOT_FUZZ_BUILD_FILES) has HDF5 write a file
+// from the input (datasets of drawn names, types, shapes, layouts and bytes), so that every
+// file is well formed and only the reader's own logic is tried. Either file is opened as the programs open theirs (one MPI
 // process, MPI-IO); the datasets the programs read ("positions" [N, 2], "weights" and
 // "masses" [N]) are looked up, their shapes asked, and those of at most 2^20 values read,
 // whole, in part, and by blocks the reader must refuse. Every answer is compared with an
@@ -25,10 +28,14 @@
 
 #include <Kokkos_Core.hpp>
 #include <hdf5.h>
+#ifdef SDOT_FUZZ_BUILD_FILES
+#include <fuzzer/FuzzedDataProvider.h>
+#endif
 #include <mpi.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -262,6 +269,102 @@ void exercise(sdot::hdf5::InputFile const& file, hid_t serial, std::string const
               std::to_string(bad.count) + ") of " + std::to_string(rows) + " were not refused");
 }
 
+#ifdef SDOT_FUZZ_BUILD_FILES
+/// A datatype of the file: IEEE floats of either size and byte order, a float of another
+/// layout (its fields, bias, precision and size drawn), integers, or a string.
+hid_t drawn_type(FuzzedDataProvider& in) {
+  switch (in.ConsumeIntegralInRange(0, 7)) {
+  case 0:
+    return H5Tcopy(H5T_IEEE_F64LE);
+  case 1:
+    return H5Tcopy(H5T_IEEE_F64BE);
+  case 2:
+    return H5Tcopy(H5T_IEEE_F32LE);
+  case 3:
+    return H5Tcopy(H5T_IEEE_F32BE);
+  case 4:
+    return H5Tcopy(in.ConsumeBool() ? H5T_STD_I32LE : H5T_STD_U64BE);
+  case 5: {
+    hid_t const t = H5Tcopy(H5T_C_S1);
+    H5Tset_size(t, in.ConsumeIntegralInRange<std::size_t>(1, 16));
+    return t;
+  }
+  default: { // another float layout: within a 2, 4 or 8-byte float
+    hid_t const t = H5Tcopy(in.ConsumeBool() ? H5T_IEEE_F64LE : H5T_IEEE_F32BE);
+    std::size_t const bits = 8 * H5Tget_size(t);
+    // Often double's 11 exponent bits under another bias: values beyond double's range.
+    std::size_t const esize = !in.ConsumeBool() ? std::min<std::size_t>(11, bits / 2)
+                                                : in.ConsumeIntegralInRange<std::size_t>(2, 11);
+    std::size_t const msize = in.ConsumeIntegralInRange<std::size_t>(1, bits - esize - 1);
+    std::size_t const epos = msize, spos = msize + esize;
+    if (H5Tset_fields(t, spos, epos, esize, 0, msize) < 0 ||
+        H5Tset_ebias(t, in.ConsumeIntegralInRange<std::size_t>(1, 2000)) < 0) {
+      H5Tclose(t);
+      return H5Tcopy(H5T_IEEE_F64LE);
+    }
+    return t;
+  }
+  }
+}
+
+/// The input as a file that HDF5 writes itself (so that HDF5's parser reads only what it
+/// writes): up to 4 datasets named as the programs' or not, of drawn types, ranks (0 to 3,
+/// mostly 1 and 2), extents (small, often [N, 2], or up to 2^63 with nothing stored), layouts
+/// (contiguous, chunked, compact; old or latest file format) and stored bytes.
+void build_file(std::uint8_t const* data, std::size_t size) {
+  FuzzedDataProvider in(data, size);
+  hid_t const fapl = H5Pcreate(H5P_FILE_ACCESS);
+  if (in.ConsumeBool())
+    H5Pset_libver_bounds(fapl, H5F_LIBVER_LATEST, H5F_LIBVER_LATEST);
+  hid_t const file = H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
+  H5Pclose(fapl);
+  if (file < 0)
+    finding("cannot create " + path);
+  static char const* const names[] = {"positions", "weights", "masses", "other"};
+  // Draws from an exhausted input give 0 and false: those pick the most common cases (one
+  // dataset, rank 1 or 2, the programs' [N, 2], some rows, values stored).
+  int const datasets = (in.ConsumeIntegralInRange(0, 4) + 1) % 5;
+  for (int k = 0; k < datasets; ++k) {
+    char const* const name = names[in.ConsumeIntegralInRange(0, 3)];
+    if (H5Lexists(file, name, H5P_DEFAULT) > 0)
+      continue;
+    hid_t const type = drawn_type(in);
+    int const rank = std::array<int, 8>{2, 1, 2, 1, 2, 1, 0, 3}[in.ConsumeIntegralInRange(0, 7)];
+    bool const huge = in.ConsumeIntegralInRange(0, 7) == 7;
+    hsize_t dims[3] = {0, 0, 0}, chunk[3] = {1, 1, 1};
+    hsize_t elements = 1;
+    for (int d = 0; d < rank; ++d) {
+      dims[d] = huge ? in.ConsumeIntegralInRange<hsize_t>(0, (hsize_t(1) << 63) - 1)
+                : d == 1 && !in.ConsumeBool() ? 2 // the programs' [N, 2]
+                                              : (in.ConsumeIntegralInRange<hsize_t>(0, 9) + 3) % 10;
+      chunk[d] = std::max<hsize_t>(1, std::min<hsize_t>(dims[d], 4));
+      elements = dims[d] != 0 && elements > (hsize_t(1) << 62) / dims[d] ? hsize_t(1) << 62
+                                                                         : elements * dims[d];
+    }
+    hid_t const space = rank == 0 ? H5Screate(H5S_SCALAR) : H5Screate_simple(rank, dims, nullptr);
+    hid_t const dcpl = H5Pcreate(H5P_DATASET_CREATE);
+    int const layout = huge ? 1 : in.ConsumeIntegralInRange(0, 2);
+    if (layout == 1 && rank > 0)
+      H5Pset_chunk(dcpl, rank, chunk);
+    else if (layout == 2)
+      H5Pset_layout(dcpl, H5D_COMPACT);
+    hid_t const set = H5Dcreate2(file, name, type, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+    if (set >= 0 && !huge && !in.ConsumeBool()) { // the stored bytes, drawn
+      std::vector<std::uint8_t> bytes = in.ConsumeBytes<std::uint8_t>(elements * H5Tget_size(type));
+      bytes.resize(elements * H5Tget_size(type), 0xfe); // large exponents in most layouts
+      H5Dwrite(set, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, bytes.data());
+    }
+    if (set >= 0)
+      H5Dclose(set);
+    H5Pclose(dcpl);
+    H5Sclose(space);
+    H5Tclose(type);
+  }
+  H5Fclose(file);
+  H5Eclear2(H5E_DEFAULT);
+}
+#endif
+
 /// Writes a small valid file and reads it once: MPI-IO and HDF5 set themselves up on the
 /// first file they open, which is then not mistaken for a leak of the first input.
 void warm_up() {
@@ -321,9 +424,13 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
 }
 
 extern "C" int LLVMFuzzerTestOneInput(std::uint8_t const* data, std::size_t size) {
+#ifdef SDOT_FUZZ_BUILD_FILES
+  build_file(data, size);
+#else
   std::FILE* f = std::fopen(path.c_str(), "wb");
   if (!f || std::fwrite(data, 1, size, f) != size || std::fclose(f) != 0)
     finding("cannot write " + path);
+#endif
   std::vector<int> const identifiers = open_identifiers();
   {
     std::optional<sdot::hdf5::InputFile> file;
