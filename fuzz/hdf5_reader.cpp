@@ -3,11 +3,11 @@
 // sdot_fuzz_hdf5_reader writes the input bytes to a file (mutated HDF5 files: HDF5's own parser
 // meets them first); sdot_fuzz_hdf5_datasets (SDOT_FUZZ_BUILD_FILES) has HDF5 write a file
 // from the input (datasets of drawn names, types, shapes, layouts and bytes), so that every
-// file is well formed and only the reader's own logic is tried. Either file is opened as the programs open theirs (one MPI
-// process, MPI-IO); the datasets the programs read ("positions" [N, 2], "weights" and
-// "masses" [N]) are looked up, their shapes asked, and those of at most 2^20 values read,
-// whole, in part, and by blocks the reader must refuse. Every answer is compared with an
-// independent look at the same file through plain serial HDF5 (the default driver):
+// file is well formed and only the reader's own logic is tried. Either file is opened as the
+// programs open theirs (one MPI process, MPI-IO); the datasets the programs read ("positions" [N,
+// 2], "weights" and "masses" [N]) are looked up, their shapes asked, and those of at most 2^20
+// values read, whole, in part, and by blocks the reader must refuse. Every answer is compared with
+// an independent look at the same file through plain serial HDF5 (the default driver):
 //
 //  - a refusal is a collective loom::Error whose message names the file (and the dataset);
 //    any other exception, a crash, a hang (-timeout) or a leak (AddressSanitizer's) is a
