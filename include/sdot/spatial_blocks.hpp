@@ -130,11 +130,11 @@ public:
     if (first.back() >= (std::int64_t(1) << 53))
       throw std::invalid_argument("sdot::SpatialBlocks: more than 2^53 seeds");
     first_gid_ = first[ranks_.process_rank()];
-    process_first_ = Kokkos::View<std::int64_t*, memory_space>(
+    Kokkos::View<std::int64_t*, memory_space> const process_first(
         Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::SpatialBlocks::first"),
         first.size());
     Kokkos::deep_copy(
-        space_, process_first_,
+        space_, process_first,
         Kokkos::View<std::int64_t const*, Kokkos::HostSpace,
                      Kokkos::MemoryTraits<Kokkos::Unmanaged>>(first.data(), first.size()));
     // One box per process (whatever the ranks per process); each seed goes to local rank 0 of
@@ -156,7 +156,7 @@ public:
     to_input_dest_ = Kokkos::View<int*, memory_space>(
         Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::SpatialBlocks::home"),
         spatial_count_);
-    detail::spatial_homes(space_, arrived, process_first_, ranks_.process_count(), local,
+    detail::spatial_homes(space_, arrived, process_first, ranks_.process_count(), local,
                           spatial_gids_, to_input_dest_);
     space_.fence();
   }
@@ -253,7 +253,6 @@ private:
   loom::Ranks ranks_;
   int input_count_ = 0, spatial_count_ = 0;
   std::int64_t first_gid_ = 0;
-  Kokkos::View<std::int64_t*, memory_space> process_first_;
   Kokkos::View<int*, memory_space> to_spatial_dest_, to_input_dest_;
   Kokkos::View<std::int64_t*, memory_space> spatial_gids_;
 };
