@@ -524,14 +524,7 @@ PyPowerDiagram make_power_diagram(py::object positions, py::object weights, py::
                         tensors_from(positions)};
 }
 
-/// The transport problem of seeds spread over processes, solved on spatial blocks (the
-/// processes' blocks may hold seeds anywhere: see sdot::SpatialBlocks).
-struct SpreadTransport {
-  sdot::SpatialBlocks<Space> blocks;
-  sdot::SpreadCells<Space> cells; ///< on the spatial blocks
-  Scalars targets;                ///< on the spatial blocks
-  sdot::OptimalTransportOptions options;
-};
+using SpreadTransport = sdot::OptimalTransport<Space, sdot::SpreadInput>;
 
 /// A View of this process's block as a loom.Spread over `ranks` (the whole block on its first
 /// local rank, as the diagram's results).
@@ -566,23 +559,14 @@ struct PyOptimalTransport {
       return out;
     }
     auto& spread = std::get<SpreadTransport>(held);
-    Kokkos::View<double const*, MemorySpace> initial;
-    if (!initial_weights.is_none())
-      initial = spread.blocks.to_spatial(
-          spread_input<SpreadScalars>(initial_weights, "initial_weights").value());
-    sdot::OptimalTransportResult<MemorySpace> result;
-    try {
-      result = sdot::solve_optimal_transport(
-          spread.cells, Kokkos::View<double const*, MemorySpace>(spread.targets), initial,
-          spread.options);
-    } catch (sdot::EmptyCellError const& e) { // named by its index in the caller's blocks
-      throw std::invalid_argument(
-          sdot::detail::empty_cell_message(spread.blocks.input_index(e.seed())));
-    }
-    Scalars const weights = spread.blocks.to_input(result.weights);
-    Scalars const measures = spread.blocks.to_input(result.measures);
-    out["weights"] = spread_result(weights, spread.cells.ranks(), tensors);
-    out["measures"] = spread_result(measures, spread.cells.ranks(), tensors);
+    auto const result =
+        initial_weights.is_none()
+            ? spread.solve()
+            : spread.solve(spread_input<SpreadScalars>(initial_weights, "initial_weights"));
+    Scalars const weights = result.weights;
+    Scalars const measures = result.measures;
+    out["weights"] = spread_result(weights, spread.ranks(), tensors);
+    out["measures"] = spread_result(measures, spread.ranks(), tensors);
     statistics(result.statistics);
     return out;
   }
@@ -606,20 +590,15 @@ PyOptimalTransport make_optimal_transport(py::object positions, py::object masse
             half_spaces_from(boundaries), options, transport_options)),
         tensors_from(positions)};
   auto const& points = spread_input<SpreadPoints>(positions, "positions");
-  auto const targets = spread_input<SpreadScalars>(masses, "masses").value();
+  auto const& targets = spread_input<SpreadScalars>(masses, "masses");
+  options.nb_boxes = 1; // the boxes per process come from the spread's ranks
   if (nb_boxes != 1 && nb_boxes != points.ranks().local_count())
     throw py::value_error("sdot.OptimalTransport: with spread input the ranks come from the "
                           "spread; choose boxes per process with loom.MpiRanks(comm, K)");
-  auto const domain = half_spaces_from(boundaries);
-  sdot::detail::validate_target_masses(Space{}, points.ranks(), points.value().extent(0), targets,
-                                       sdot::domain_polygon(domain).area);
-  sdot::SpatialBlocks<Space> blocks(Space{}, points.ranks(),
-                                    sdot::ConstPoints<MemorySpace>(points.value()));
-  sdot::SpreadCells<Space> cells(points.ranks(), blocks.to_spatial(points.value()), domain);
-  Scalars const spatial_targets = blocks.to_spatial(targets);
-  return PyOptimalTransport{Held<Transport>(SpreadTransport{std::move(blocks), std::move(cells),
-                                                            spatial_targets, transport_options}),
-                            tensors_from(positions)};
+  return PyOptimalTransport{
+      Held<Transport>(SpreadTransport(points, targets, half_spaces_from(boundaries), options,
+                                      transport_options)),
+      tensors_from(positions)};
 }
 
 } // namespace

@@ -11,6 +11,7 @@
 #include <sdot/jacobian.hpp>
 #include <sdot/points.hpp>
 #include <sdot/power_diagram.hpp>
+#include <sdot/spatial_blocks.hpp>
 
 #include <loom/spread.hpp>
 
@@ -607,15 +608,20 @@ solve_optimal_transport(Cells& cells,
 }
 
 /// Semi-discrete optimal transport between the uniform measure on a convex domain and
-/// prescribed masses at seeds, in one process (with PowerDiagramOptions::nb_boxes boxes).
+/// prescribed masses at seeds, in one process (with PowerDiagramOptions::nb_boxes boxes), or
+/// with the seeds spread over processes (`Input` = SpreadInput: see
+/// OptimalTransport<ExecutionSpace, SpreadInput>).
 ///
 /// Takes the same inputs as PowerDiagram, with target masses instead of weights:
 /// @code
 /// sdot::OptimalTransport<> ot(positions, masses, sdot::box_half_spaces({0, 0}, {1, 1}));
 /// auto result = ot.solve(); // result.weights, result.measures, result.statistics
 /// @endcode
-template <class ExecutionSpace = Kokkos::DefaultExecutionSpace>
+template <class ExecutionSpace = Kokkos::DefaultExecutionSpace, class Input = WholeInput>
 class OptimalTransport {
+  static_assert(std::is_same<Input, WholeInput>::value, "sdot::OptimalTransport: WholeInput or "
+                                                        "SpreadInput");
+
 public:
   using memory_space = typename ExecutionSpace::memory_space; ///< Where every View lives.
   using positions_type = Points<memory_space>;                ///< The seeds, [N, 2].
@@ -656,6 +662,135 @@ private:
   Kokkos::View<double const*, memory_space> targets_;
   OptimalTransportOptions options_;
 };
+
+/// Semi-discrete optimal transport with the seeds spread over processes: every process passes
+/// its block of the seeds and of their target masses (loom::spread), in any spatial
+/// arrangement (the rows of a file, say), and gets back its block of the weights and measures.
+///
+/// The solve runs on spatial blocks (sdot::SpatialBlocks: each process the seeds of one region
+/// of a bisection of the cloud), where the preconditioner, which works on each process's
+/// block, and the Jacobian's halo, which holds the neighbours on other processes, work best;
+/// the targets and initial weights go there once, the results come back once. Every member
+/// is collective, and every error is thrown on every process alike.
+/// @code
+/// loom::Ranks ranks = loom::MpiRanks(MPI_COMM_WORLD);
+/// sdot::OptimalTransport ot(loom::spread(positions, ranks), loom::spread(masses, ranks),
+///                           sdot::box_half_spaces({0, 0}, {1, 1}));
+/// auto result = ot.solve(); // this process's block of the weights and measures
+/// @endcode
+template <class ExecutionSpace>
+class OptimalTransport<ExecutionSpace, SpreadInput> {
+public:
+  using memory_space = typename ExecutionSpace::memory_space; ///< Where every View lives.
+  using positions_type = Points<memory_space>;                ///< The seeds, [N, 2].
+  using scalars_type = Kokkos::View<double*, memory_space>;   ///< One value per seed, [N].
+
+  /// Collective. The ranks are those of the spread positions (boxes per process:
+  /// loom::MpiRanks(comm, K)).
+  /// @param space the execution space instance of the kernels
+  /// @param positions this process's block of the seeds ([n, 2], any layout)
+  /// @param target_masses this process's block of the target masses ([n])
+  /// @param boundaries half-spaces a·x ≤ c whose intersection is the (bounded) domain
+  /// @param diagram_options how the diagrams are computed (nb_boxes: 1, or the ranks' boxes
+  ///        per process)
+  /// @param options tolerances, limits and preconditioner of the solve
+  /// @throws std::invalid_argument (on every process) on an empty or unbounded domain, on
+  ///         nb_boxes, or on target masses that are not positive and finite, not one per seed,
+  ///         or not adding up to the domain's area (named by their index in the concatenated
+  ///         blocks)
+  template <class V, class W>
+  OptimalTransport(ExecutionSpace const& space, loom::Spread<V> const& positions,
+                   loom::Spread<W> const& target_masses, std::vector<HalfSpace> boundaries,
+                   PowerDiagramOptions diagram_options = {}, OptimalTransportOptions options = {})
+      : space_(space), ranks_(positions.ranks()),
+        blocks_(checked_blocks(
+            space, ranks_,
+            detail::in_points_layout(space, positions.value(), "sdot::OptimalTransport::positions"),
+            target_masses.value(), boundaries, diagram_options)),
+        cells_(ranks_,
+               detail::in_points_layout(space, blocks_.to_spatial(positions.value()),
+                                        "sdot::OptimalTransport::spatial_positions"),
+               std::move(boundaries), diagram_options, space),
+        targets_(blocks_.to_spatial(target_masses.value())), options_(std::move(options)) {}
+
+  /// The same, with the kernels run on a default-constructed execution space instance.
+  template <class V, class W>
+  OptimalTransport(loom::Spread<V> const& positions, loom::Spread<W> const& target_masses,
+                   std::vector<HalfSpace> boundaries, PowerDiagramOptions diagram_options = {},
+                   OptimalTransportOptions options = {})
+      : OptimalTransport(ExecutionSpace{}, positions, target_masses, std::move(boundaries),
+                         diagram_options, std::move(options)) {}
+
+  /// Collective: solves from zero weights. The result holds this process's block of the
+  /// weights and measures, in the order of its input rows.
+  /// @throws EmptyCellError naming the seed by its index in the concatenated input blocks;
+  ///         std::runtime_error when OptimalTransportOptions::max_newton or max_halvings is
+  ///         exceeded (on every process)
+  OptimalTransportResult<memory_space> solve() { return solve_spatial({}); }
+
+  /// Collective: solves from `initial_weights` (this process's block, one per seed).
+  template <class W>
+  OptimalTransportResult<memory_space> solve(loom::Spread<W> const& initial_weights) {
+    return solve_spatial(blocks_.to_spatial(initial_weights.value()));
+  }
+
+  /// The solver's options, which the next solve() uses.
+  OptimalTransportOptions& options() { return options_; }
+  /// Area of the domain (the total of the target masses).
+  double domain_area() const { return cells_.domain_area(); }
+  /// The ranks of the spread input.
+  loom::Ranks const& ranks() const { return ranks_; }
+  /// The plan between the input blocks and the spatial blocks the solve runs on.
+  SpatialBlocks<ExecutionSpace> const& spatial_blocks() const { return blocks_; }
+
+private:
+  // The spatial blocks of `positions`, once the options and the target masses are checked on
+  // the input rows (their errors name those rows).
+  template <class Targets>
+  static SpatialBlocks<ExecutionSpace>
+  checked_blocks(ExecutionSpace const& space, loom::Ranks const& ranks, positions_type positions,
+                 Targets const& targets, std::vector<HalfSpace> const& boundaries,
+                 PowerDiagramOptions const& diagram_options) {
+    detail::check_spread_boxes("sdot::OptimalTransport", diagram_options.nb_boxes,
+                               ranks.local_count());
+    detail::validate_target_masses(space, ranks, positions.extent(0), targets,
+                                   domain_polygon(boundaries).area);
+    return SpatialBlocks<ExecutionSpace>(space, ranks, positions);
+  }
+
+  OptimalTransportResult<memory_space>
+  solve_spatial(Kokkos::View<double const*, memory_space> initial_weights) {
+    OptimalTransportResult<memory_space> result;
+    try {
+      result = solve_optimal_transport(cells_, targets_, initial_weights, options_);
+    } catch (EmptyCellError const& e) { // thrown on every process: named by its input row
+      std::int64_t const row = blocks_.input_index(e.seed());
+      throw EmptyCellError(row, detail::empty_cell_message(row));
+    }
+    result.weights = blocks_.to_input(result.weights);
+    result.measures = blocks_.to_input(result.measures);
+    return result;
+  }
+
+  ExecutionSpace space_;
+  loom::Ranks ranks_;
+  SpatialBlocks<ExecutionSpace> blocks_;
+  SpreadCells<ExecutionSpace> cells_;                 ///< on the spatial blocks
+  Kokkos::View<double const*, memory_space> targets_; ///< on the spatial blocks
+  OptimalTransportOptions options_;
+};
+
+/// Spread input: OptimalTransport(loom::spread(positions, ranks), loom::spread(masses, ranks),
+/// ...).
+template <class V, class W>
+OptimalTransport(loom::Spread<V>, loom::Spread<W>, std::vector<HalfSpace>, PowerDiagramOptions = {},
+                 OptimalTransportOptions = {})
+    -> OptimalTransport<typename V::execution_space, SpreadInput>;
+/// Spread input, with the execution space instance first.
+template <class ExecutionSpace, class V, class W>
+OptimalTransport(ExecutionSpace, loom::Spread<V>, loom::Spread<W>, std::vector<HalfSpace>,
+                 PowerDiagramOptions = {}, OptimalTransportOptions = {})
+    -> OptimalTransport<ExecutionSpace, SpreadInput>;
 
 #ifdef SDOT_EXPLICIT_INSTANTIATION
 // Compiled in the sdot library (src/sdot/optimal_transport.cpp).

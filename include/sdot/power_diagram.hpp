@@ -194,13 +194,7 @@ public:
     try {
       domain_ = domain_polygon(boundaries);
       check_options();
-      if (options_.nb_boxes != 1 && options_.nb_boxes != ranks_.local_count())
-        throw std::invalid_argument(
-            "sdot::PowerDiagram: with spread input the ranks come from the spread (" +
-            std::to_string(ranks_.local_count()) +
-            " per process); choose boxes per process with loom::MpiRanks(comm, K), not nb_boxes "
-            "= " +
-            std::to_string(options_.nb_boxes));
+      detail::check_spread_boxes("sdot::PowerDiagram", options_.nb_boxes, ranks_.local_count());
       std::int64_t const n = positions_.extent(0);
       auto before = ranks_.allgather(std::vector<std::int64_t>{n});
       std::int64_t first = 0;

@@ -7,7 +7,6 @@
 #include <sdot/detail/json.hpp>
 #include <sdot/hdf5_io.hpp>
 #include <sdot/optimal_transport.hpp>
-#include <sdot/spatial_blocks.hpp>
 
 #include <loom/loom.hpp>
 
@@ -172,33 +171,21 @@ int run(std::vector<std::string> const& args) {
                    p.newton_iteration, p.max_relative_error, p.step, p.cg_iterations, p.seconds);
       std::fflush(stderr);
     };
-  // The solve runs on spatial blocks (each process the seeds of one region): the rows of a
-  // file may be in any order, and the solver's preconditioner and halo work on each
-  // process's block. The results go back to the rows read.
+  // The solver moves the seeds to spatial blocks (each process the seeds of one region) and
+  // its results back to the rows read: its errors name those rows.
   ExecutionSpace space;
-  try { // the targets' errors name the rows read
-    sdot::detail::validate_target_masses(space, ranks, in.positions.extent(0), in.masses, area);
-  } catch (std::exception const& e) {
-    throw loom::Error(e.what(), true);
-  }
-  sdot::SpatialBlocks<ExecutionSpace> blocks(space, ranks, sdot::ConstPoints<>(in.positions));
-  Cells cells(ranks, blocks.to_spatial(in.positions), boundaries);
-  Kokkos::View<double const*> initial_weights; // empty: zeros
-  if (in.has_weights)
-    initial_weights = blocks.to_spatial(in.weights);
+  using Transport = sdot::OptimalTransport<ExecutionSpace, sdot::SpreadInput>;
   sdot::OptimalTransportResult<Cells::memory_space> result;
   try {
-    result = sdot::solve_optimal_transport(
-        cells, Kokkos::View<double const*>(blocks.to_spatial(in.masses)), initial_weights,
-        o.transport);
-  } catch (sdot::EmptyCellError const& e) { // named by its row in the file
-    throw loom::Error(sdot::detail::empty_cell_message(blocks.input_index(e.seed())), true);
+    Transport transport(space, loom::spread(in.positions, ranks), loom::spread(in.masses, ranks),
+                        boundaries, {}, o.transport);
+    result = in.has_weights ? transport.solve(loom::spread(in.weights, ranks)) : transport.solve();
   } catch (std::exception const& e) {
     // The solver's errors are decided from values every process shares: all throw the same.
     throw loom::Error(e.what(), true);
   }
-  Cells::scalars_type const found = blocks.to_input(result.weights);
-  Cells::scalars_type const found_measures = blocks.to_input(result.measures);
+  Cells::scalars_type const found = result.weights;
+  Cells::scalars_type const found_measures = result.measures;
 
   sdot::hdf5::HostVector weights, measures;
   sdot::hdf5::HostPoints positions;

@@ -289,6 +289,126 @@ TEST(TransportMpi, SpreadCellsGiveTheTargets) {
     ASSERT_NEAR(static_cast<double>(reference.measures[i]), t[i], 1e-10) << "seed " << i;
 }
 
+// The processes of MPI_COMM_WORLD with `boxes` boxes each, or one process of `boxes` boxes.
+loom::Ranks world_with_boxes(int boxes) {
+#ifdef LOOM_ENABLE_MPI
+  return loom::MpiRanks(MPI_COMM_WORLD, boxes);
+#else
+  return loom::BoxRanks(boxes);
+#endif
+}
+
+// A clustered cloud whose rows are shuffled (the input blocks hold seeds all over the domain),
+// non-uniform targets, and this process's block of rows: none on process 0, nor on process 1
+// from 3 processes on.
+struct ShuffledProblem {
+  Cloud all, mine;
+  std::vector<double> targets, my_targets;
+  int begin = 0, end = 0;
+};
+ShuffledProblem shuffled_problem(loom::Ranks const& ranks, int n, unsigned seed) {
+  ShuffledProblem s;
+  s.all = clustered_cloud(n, seed);
+  std::vector<int> order(n);
+  for (int i = 0; i < n; ++i)
+    order[i] = static_cast<int>((std::int64_t(i) * 7919) % n); // n prime to 7919
+  Cloud shuffled = s.all;
+  for (int i = 0; i < n; ++i)
+    shuffled.x[i] = s.all.x[order[i]];
+  s.all = shuffled;
+  s.targets.resize(n);
+  double sum = 0;
+  for (int i = 0; i < n; ++i)
+    sum += s.targets[i] = 1 + 0.5 * std::cos(3 * s.all.x[i][0]);
+  for (auto& t : s.targets)
+    t /= sum;
+  int const P = ranks.process_count(), p = ranks.process_rank();
+  auto cut = [&](int q) { return q == 0 || (P > 2 && q == 1) ? 0 : int(std::int64_t(n) * q / P); };
+  s.begin = cut(p);
+  s.end = p + 1 == P ? n : cut(p + 1);
+  s.mine.x.assign(s.all.x.begin() + s.begin, s.all.x.begin() + s.end);
+  s.mine.w.assign(s.end - s.begin, 0.0);
+  s.my_targets.assign(s.targets.begin() + s.begin, s.targets.begin() + s.end);
+  return s;
+}
+
+TEST(TransportMpi, SpreadOptimalTransportOnShuffledRows) {
+  // sdot::OptimalTransport with spread input (what sdot-ot and Python run): rows in no spatial
+  // order, processes without seeds, 1 and 3 boxes per process. The weights, back in the
+  // caller's rows, give the targets by the brute-force reference; a solve from them takes no
+  // step.
+  for (int boxes : {1, 3}) {
+    auto const ranks = world_with_boxes(boxes);
+    int const n = 701;
+    auto const s = shuffled_problem(ranks, n, 43);
+    sdot::OptimalTransport ot(loom::spread(positions_view(s.mine), ranks),
+                              loom::spread(view_of(s.my_targets), ranks), unit_square());
+    static_assert(std::is_same<decltype(ot), sdot::OptimalTransport<Kokkos::DefaultExecutionSpace,
+                                                                    sdot::SpreadInput>>::value);
+    auto const result = ot.solve();
+    ASSERT_EQ(static_cast<int>(result.weights.extent(0)), s.end - s.begin);
+    EXPECT_GE(result.statistics.newton_iterations, 1);
+    auto const weights = gather_blocks(ranks, to_vector(result.weights));
+    auto const measures = gather_blocks(ranks, to_vector(result.measures));
+    ASSERT_EQ(static_cast<int>(weights.size()), n);
+    auto const reference = brute_force(s.all.x, weights, unit_square());
+    for (int i = 0; i < n; ++i) {
+      ASSERT_NEAR(static_cast<double>(reference.measures[i]), s.targets[i], 1e-10)
+          << "seed " << i << ", " << boxes << " boxes per process";
+      ASSERT_NEAR(measures[i], s.targets[i], 1e-10) << "seed " << i;
+    }
+    auto const again = ot.solve(loom::spread(result.weights, ranks));
+    EXPECT_EQ(again.statistics.newton_iterations, 0);
+    EXPECT_EQ(to_vector(again.weights), to_vector(result.weights));
+  }
+}
+
+TEST(TransportMpi, SpreadOptimalTransportNamesTheCallersRows) {
+  // Errors name the rows as the caller numbers them, on every process alike: a bad target,
+  // and an empty cell (two coincident seeds).
+  auto const ranks = world();
+  int const n = 401;
+  {
+    auto s = shuffled_problem(ranks, n, 44);
+    if (s.begin <= 77 && 77 < s.end)
+      s.my_targets[77 - s.begin] = -1;
+    try {
+      sdot::OptimalTransport ot(loom::spread(positions_view(s.mine), ranks),
+                                loom::spread(view_of(s.my_targets), ranks), unit_square());
+      ADD_FAILURE() << "no error";
+    } catch (std::invalid_argument const& e) {
+      EXPECT_NE(std::string(e.what()).find("target mass 77 is -1"), std::string::npos) << e.what();
+    }
+  }
+  auto s = shuffled_problem(ranks, n, 45);
+  try {
+    sdot::PowerDiagramOptions five_boxes;
+    five_boxes.nb_boxes = 5;
+    sdot::OptimalTransport ot(loom::spread(positions_view(s.mine), ranks),
+                              loom::spread(view_of(s.my_targets), ranks), unit_square(),
+                              five_boxes);
+    ADD_FAILURE() << "no error";
+  } catch (std::invalid_argument const& e) {
+    EXPECT_NE(std::string(e.what()).find("not nb_boxes = 5"), std::string::npos) << e.what();
+  }
+  int const a = 37, b = 311;
+  auto const copy = s.all.x[b];
+  s.all.x[a] = copy;
+  if (s.begin <= a && a < s.end)
+    s.mine.x[a - s.begin] = copy;
+  sdot::OptimalTransport ot(loom::spread(positions_view(s.mine), ranks),
+                            loom::spread(view_of(s.my_targets), ranks), unit_square());
+  try {
+    ot.solve();
+    ADD_FAILURE() << "no error";
+  } catch (sdot::EmptyCellError const& e) {
+    EXPECT_TRUE(e.seed() == a || e.seed() == b) << e.seed();
+    EXPECT_NE(std::string(e.what()).find("cell " + std::to_string(e.seed()) + " is empty"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(TransportMpi, BadTargetsRefusedOnEveryProcess) {
   auto const ranks = world();
   auto const c = uniform_cloud(100, 0, 34);

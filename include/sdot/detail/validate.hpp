@@ -15,6 +15,18 @@ namespace sdot::detail {
 
 /// Index of the first i < n with a non-finite points(i, ·) or values(i), or n: seeds
 /// (positions and weights) before the cells are built, cells (centroids and measures) after.
+/// With spread input the boxes per process come from the ranks: PowerDiagramOptions::nb_boxes
+/// must be 1 or that count. Throws std::invalid_argument from `who` otherwise.
+inline void check_spread_boxes(char const* who, int nb_boxes, int boxes_per_process) {
+  if (nb_boxes != 1 && nb_boxes != boxes_per_process)
+    throw std::invalid_argument(std::string(who) +
+                                ": with spread input the ranks come from the spread (" +
+                                std::to_string(boxes_per_process) +
+                                " per process); choose boxes per process with "
+                                "loom::MpiRanks(comm, K), not nb_boxes = " +
+                                std::to_string(nb_boxes));
+}
+
 template <class ExecutionSpace, class Points, class Values>
 int first_non_finite(ExecutionSpace const& space, Points points, Values values) {
   return first_failing(
