@@ -154,12 +154,13 @@ public:
   /// it (abandoned()): for trial weights that such a cell would reject anyway.
   void set_weights(scalars_type weights,
                    double abandon_below = -std::numeric_limits<double>::infinity()) {
-    if constexpr (!diagram_type::is_spread) {
-      if (diagram_) { // the same seeds: the diagram keeps its index
+    if (diagram_) { // the same seeds: the diagram keeps what depends on the positions only
+      if constexpr (diagram_type::is_spread)
+        diagram_->set_weights(loom::spread(weights, ranks_));
+      else
         diagram_->set_weights(weights);
-        diagram_->set_abandon_below(abandon_below);
-        return;
-      }
+      diagram_->set_abandon_below(abandon_below);
+      return;
     }
     options_.abandon_below = abandon_below;
     diagram_.reset();

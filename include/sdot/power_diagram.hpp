@@ -250,14 +250,28 @@ public:
   template <class I = Input, class = std::enable_if_t<std::is_same<I, WholeInput>::value>>
   void set_weights(scalars_type weights) {
     detail::validate_seeds(space_, positions_, weights, domain_);
-    weights_ = weights;
-    travelling_.reset(); // its ranks' trees hold the weights
-    outputs_ = {};
-    kept_ = {};
-    kept_polygons_ = {};
-    statistics_ = {};
-    reweight_tree_ = tree_built_;
-    computed_ = false;
+    replace_weights(weights);
+  }
+
+  /// Spread input: new weights for the same seeds (collective; this process's block in
+  /// `weights.value()`), as set_weights() for whole input. With one rank (one process of one
+  /// box) the spatial index and, with options().warm_start, the neighbours are kept.
+  /// @throws std::invalid_argument (on every process) for a size mismatch or a non-finite
+  /// weight on any process (its global index); nothing changes then
+  template <class W, class I = Input, class = std::enable_if_t<std::is_same<I, SpreadInput>::value>>
+  void set_weights(loom::Spread<W> const& weights) {
+    std::string problem;
+    try {
+      detail::validate_seeds(space_, positions_, weights.value(), domain_, first_global_index_);
+    } catch (std::invalid_argument const& e) {
+      problem = e.what();
+    }
+    try {
+      ranks_.agree(problem.empty(), problem);
+    } catch (loom::Error const& e) {
+      throw std::invalid_argument(e.what());
+    }
+    replace_weights(weights.value());
   }
 
   /// Sets options().abandon_below for the next computation (see PowerDiagramOptions).
@@ -282,6 +296,18 @@ public:
   ExecutionSpace const& execution_space_instance() const { return space_; }
 
 private:
+  /// The weights of the next computation: what depends on the positions only is kept.
+  void replace_weights(scalars_type weights) {
+    weights_ = weights;
+    travelling_.reset(); // its ranks' trees hold the weights
+    outputs_ = {};
+    kept_ = {};
+    kept_polygons_ = {};
+    statistics_ = {};
+    reweight_tree_ = tree_built_;
+    computed_ = false;
+  }
+
   /// This process's rows per local rank (the whole block on local rank 0).
   std::vector<std::int64_t> local_block_counts() const {
     std::vector<std::int64_t> counts(ranks_.local_count(), 0);

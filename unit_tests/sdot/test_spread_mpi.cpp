@@ -148,6 +148,60 @@ TEST(SpreadMpi, BadSeedOnOneProcessIsReportedEverywhere) {
   }
 }
 
+TEST(SpreadMpi, NewWeightsGiveWhatANewDiagramGives) {
+  // set_weights() on spread input (one box: the index and, with warm_start, the neighbours are
+  // kept; several ranks: the boxes are built again): the measures and kept polygons of a new
+  // diagram, bit for bit (warm_start: to round-off); a bad weight on one process is refused on
+  // every process, naming its global index, and changes nothing.
+  auto const c = clustered_cloud(3000, 47);
+  auto d = c;
+  for (std::size_t i = 0; i < d.w.size(); ++i)
+    d.w[i] = (i % 7) * 3e-4 - 1e-3 * std::sin(double(i)); // some negative
+  for (int boxes_per_process : {1, 3})
+    for (bool warm : {false, true}) {
+      SCOPED_TRACE(std::to_string(boxes_per_process) + " boxes per process, warm_start " +
+                   std::to_string(warm));
+      auto ranks = world(boxes_per_process);
+      int const rank = ranks.process_rank(), size = ranks.process_count();
+      auto first = split(c.x.size(), size, true);
+      std::size_t const count = first[rank + 1] - first[rank];
+      Cloud const mine = block(c, first[rank], count), mine_d = block(d, first[rank], count);
+      sdot::PowerDiagramOptions options;
+      options.keep_polygons = true;
+      options.warm_start = warm;
+      sdot::PowerDiagram reused(loom::spread(positions_view(mine), ranks),
+                                loom::spread(weights_view(mine), ranks), unit_square(), options);
+      reused.measures();
+      reused.set_weights(loom::spread(weights_view(mine_d), ranks));
+      sdot::PowerDiagram fresh(loom::spread(positions_view(mine), ranks),
+                               loom::spread(weights_view(mine_d), ranks), unit_square(), options);
+      auto const a = to_vector(reused.measures().value());
+      auto const b = to_vector(fresh.measures().value());
+      ASSERT_EQ(a.size(), count);
+      for (std::size_t i = 0; i < a.size(); ++i)
+        if (warm)
+          ASSERT_NEAR(a[i], b[i], 1e-14) << "seed " << first[rank] + i;
+        else
+          ASSERT_EQ(a[i], b[i]) << "seed " << first[rank] + i;
+      if (!warm)
+        EXPECT_EQ(to_vector(reused.cell_polygons().edge_sources),
+                  to_vector(fresh.cell_polygons().edge_sources));
+      Cloud bad = mine_d;
+      bool const holds_bad = first[rank] <= 1234 && 1234 < first[rank + 1];
+      if (holds_bad)
+        bad.w[1234 - first[rank]] = std::nan("");
+      try {
+        reused.set_weights(loom::spread(weights_view(bad), ranks));
+        ADD_FAILURE() << "no exception";
+      } catch (std::invalid_argument const& e) {
+        EXPECT_NE(std::string(e.what()).find("seed 1234"), std::string::npos) << e.what();
+      }
+      auto const again = to_vector(reused.measures().value());
+      for (std::size_t i = 0; i < a.size(); ++i)
+        ASSERT_EQ(again[i], a[i]) << "seed " << first[rank] + i;
+    }
+}
+
 TEST(SpreadMpi, EveryReferenceCase) {
   for (int boxes_per_process : {1, 2}) {
     auto ranks = world(boxes_per_process);
