@@ -118,6 +118,43 @@ inline int build_rank_tree(std::vector<TreeNode> const& boxes, int begin, int en
   return static_cast<int>(nodes.size()) - 1;
 }
 
+/// Levels of each rank's tree below its root that every process keeps to judge whether that
+/// rank's seeds may cut a cell (TravelStep::rank_may_cut), at most: 2^(levels+1) − 1 nodes
+/// per rank. Level 8 leaves ~N / (256 ranks) seeds per node: at optimal-transport weights on
+/// clustered seeds (cells far from their seeds), 2 ranks send 21 % of the cells instead of
+/// 83 % with the root alone (docs/parallel.md); deeper levels gain little.
+constexpr int max_rank_top_levels = 8;
+
+/// The levels kept for `ranks` ranks: 2^16 nodes in all at most (7 MB on every process).
+inline int rank_top_levels_for(int ranks) {
+  int levels = max_rank_top_levels;
+  while (levels > 0 && std::int64_t(ranks) * (std::int64_t(2) << levels) > (1 << 16))
+    --levels;
+  return levels;
+}
+
+/// The top `levels` levels of `tree` below its root, in heap order (2^(levels+1) entries, entry
+/// 0 unused). A tree of fewer levels repeats its leaves below them; one without seeds gives
+/// empty nodes.
+template <class MemorySpace>
+std::vector<TreeNode> tree_top_nodes(SeedTree<MemorySpace> const& tree, int count, int levels) {
+  double const inf = loom::compat::infinity<double>();
+  int const per_rank = 2 << levels;
+  std::vector<TreeNode> top(per_rank, TreeNode{inf, inf, -inf, -inf, -inf});
+  if (count == 0)
+    return top;
+  int const kept = tree.depth < levels ? tree.depth : levels;
+  auto const host = Kokkos::create_mirror_view_and_copy(
+      Kokkos::HostSpace(), Kokkos::subview(tree.nodes, std::make_pair(0, 2 << kept)));
+  for (int k = 1; k < per_rank; ++k) {
+    int level = 0;
+    while ((2 << level) <= k)
+      ++level;
+    top[k] = host(k >> (level > kept ? level - kept : 0)); // below the tree's leaves: a leaf
+  }
+  return top;
+}
+
 /// Kinds of message.
 enum MessageKind : int {
   message_traveller = 1, ///< a cell that moves on: the receiver cuts it and then owns it
@@ -244,8 +281,12 @@ struct TravelStep {
   ConstPoints<MemorySpace> domain_vertices;
   Kokkos::View<int const*, MemorySpace> domain_labels;
   Kokkos::View<RankTreeNode const*, MemorySpace> rank_tree; ///< every rank's box; root last
-  int first_rank;                                           ///< global rank of local rank 0
-  bool from_messages;                                       ///< items are messages, not seeds
+  /// The top levels of every rank's tree (rank_top_levels_for()): rank q's node k (heap order,
+  /// 1 ≤ k < 2^(levels+1)) at q · 2^(levels+1) + k.
+  Kokkos::View<TreeNode const*, MemorySpace> rank_top_nodes;
+  int rank_top_levels = 0; ///< levels below the root in rank_top_nodes
+  int first_rank;          ///< global rank of local rank 0
+  bool from_messages;      ///< items are messages, not seeds
   Kokkos::View<double const**, Kokkos::LayoutRight, MemorySpace> inbox;
   Kokkos::View<int const*, MemorySpace> inbox_first; ///< [L+1]
   MessageLayout layout;                              ///< of the inbox
@@ -312,20 +353,49 @@ struct TravelStep {
     while (sp > 0) {
       RankTreeNode const node = rank_tree(stack[--sp]);
       double const d2 = box_distance2(node.box, seed.x, seed.y);
-      if (d2 >= beyond || !node_may_cut(d2, seed.w, node.box.wmax, cell.max_radius2) ||
-          !box_may_cut_vertices(cell, seed, node.box))
+      if (d2 >= beyond || !node_may_cut(d2, seed.w, node.box.wmax, cell.max_radius2))
         continue;
       if (node.rank >= 0) {
-        if (node.rank != rank && node.rank != visited && !f(node.rank, d2))
+        if (node.rank != rank && node.rank != visited && rank_may_cut(cell, seed, node.rank) &&
+            !f(node.rank, d2))
           return;
         continue;
       }
+      if (!box_may_cut_vertices(cell, seed, node.box))
+        continue;
       double const dl = box_distance2(rank_tree(node.left).box, seed.x, seed.y);
       double const dr = box_distance2(rank_tree(node.right).box, seed.x, seed.y);
       bool const left_first = dl <= dr;
       stack[sp++] = left_first ? node.right : node.left;
       stack[sp++] = left_first ? node.left : node.right;
     }
+  }
+
+  /// Whether a seed of rank q may cut the cell: the top levels of q's tree walked depth first
+  /// with the kernel's bounds (each node's bound along the weights' trend, where it has one), a
+  /// node of the last level that passes them saying yes. Tighter than q's root alone where
+  /// q's seeds mix regions of different weights (clusters at transport weights).
+  KOKKOS_FUNCTION bool rank_may_cut(Polygon const& cell, CellSeed const& seed, int q) const {
+    int const per_rank = 2 << rank_top_levels;
+    int const first = q * per_rank;
+    int stack[max_rank_top_levels + 2]; // depth first: one pending sibling per level
+    int sp = 0;
+    stack[sp++] = 1;
+    while (sp > 0) {
+      int const k = stack[--sp];
+      TreeNode const box = rank_top_nodes(first + k);
+      if (!node_may_cut(box_distance2(box, seed.x, seed.y), seed.w, box.wmax, cell.max_radius2) ||
+          !box_may_cut_vertices(cell, seed, box))
+        continue;
+      if (2 * k >= per_rank) // the last level
+        return true;
+      // The nearer child first: a rank that cuts is found sooner.
+      bool const left_first = box_distance2(rank_top_nodes(first + 2 * k), seed.x, seed.y) <=
+                              box_distance2(rank_top_nodes(first + 2 * k + 1), seed.x, seed.y);
+      stack[sp++] = left_first ? 2 * k + 1 : 2 * k;
+      stack[sp++] = left_first ? 2 * k : 2 * k + 1;
+    }
+    return false;
   }
 
   /// The ranks that may cut the cell, counted up to limit + 1.
@@ -660,6 +730,8 @@ public:
         slot_of_sorted(local);
     std::vector<int> depth(local), finest_block_level(local);
     std::vector<TreeNode> boxes_local(local);
+    rank_top_levels_ = rank_top_levels_for(ranks_.size());
+    std::vector<TreeNode> top_local;
     for (int l = 0; l < local; ++l) {
       int const begin = static_cast<int>(mine.offsets[l]),
                 count = static_cast<int>(mine.offsets[l + 1] - begin);
@@ -712,6 +784,8 @@ public:
                                                         Kokkos::subview(trees[l].nodes, 1));
         boxes_local[l] = root();
       }
+      auto const top = tree_top_nodes(trees[l], count, rank_top_levels_);
+      top_local.insert(top_local.end(), top.begin(), top.end());
     }
     auto field = [&](auto member) {
       using View = std::decay_t<decltype(trees[0].*member)>;
@@ -739,6 +813,7 @@ public:
     std::vector<RankTreeNode> rank_tree;
     build_rank_tree(all_boxes, 0, ranks_.size(), rank_tree);
     rank_tree_ = to_device("sdot::travel::rank_tree", rank_tree);
+    rank_top_nodes_ = to_device("sdot::travel::rank_top_nodes", ranks_.allgather(top_local));
   }
 
   /// The parts one after the other, with their offsets.
@@ -940,6 +1015,8 @@ public:
     step.domain_vertices = domain_vertices_;
     step.domain_labels = domain_labels_;
     step.rank_tree = rank_tree_;
+    step.rank_top_nodes = rank_top_nodes_;
+    step.rank_top_levels = rank_top_levels_;
     step.first_rank = ranks_.first_local();
     step.from_messages = false;
     step.layout = MessageLayout{0};
@@ -1274,6 +1351,8 @@ private:
   int kept_vertices_per_seed_;
   Forest<memory_space> forest_;
   Kokkos::View<RankTreeNode*, memory_space> rank_tree_;
+  Kokkos::View<TreeNode*, memory_space> rank_top_nodes_; ///< see TravelStep::rank_top_nodes
+  int rank_top_levels_ = 0;
   std::vector<std::int64_t> process_first_;
   long bytes_sent_seeds_ = 0;
   /// Cells the decision pass keeps for packing (those that leave their box at round 0 on a
