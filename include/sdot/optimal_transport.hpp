@@ -171,7 +171,7 @@ public:
       diagram_.emplace(space_, positions_, weights, boundaries_, options_);
   }
   /// Whether the last computation gave up (set_weights()'s abandon_below) on this process.
-  /// Abandoning is for one box only: a spread diagram never gives up, so all processes agree.
+  /// Several ranks give up together: every process gets the same answer.
   bool abandoned() {
     measures();
     return diagram().statistics().abandoned;

@@ -80,8 +80,9 @@ struct PowerDiagramOptions {
   bool same_bits = false;
   /// Give up as soon as a cell's measure is below this value (measures() then holds only some
   /// of the measures, and statistics().abandoned is true): for callers that reject such a
-  /// diagram anyway, as the transport solver's damping does. One box only (ignored by
-  /// travelling cells); −∞: never.
+  /// diagram anyway, as the transport solver's damping does. Several ranks: a cell whose
+  /// polygon, at any round, has less area gives up on every process alike (after that
+  /// round's cut); −∞: never.
   double abandon_below = -std::numeric_limits<double>::infinity();
   /// Called on every process as each phase of a computation ends, with the phase's name and
   /// its seconds on this process (the entries of PowerDiagramStatistics::seconds but "total"):
@@ -443,7 +444,8 @@ void PowerDiagram<ExecutionSpace, Input>::compute() {
     compute_one_box();
   else
     compute_travelling();
-  if (options_.same_bits && ranks_.size() > 1) { // one box: in the cell kernel
+  // One box: in the cell kernel.
+  if (options_.same_bits && ranks_.size() > 1 && !statistics_.abandoned) {
     // Travelling cells end on any rank: their polygons, back home, are recomputed there.
     detail::PhaseClock phases(statistics_.seconds, options_.phase_ended);
     kept_polygons_ =
@@ -565,8 +567,9 @@ void PowerDiagram<ExecutionSpace, Input>::compute_travelling() {
         options_.kept_vertices_per_seed);
   detail::PhaseClock phases(statistics_.seconds, options_.phase_ended);
   bool const keep = options_.keep_polygons || options_.same_bits;
-  auto out = travelling_->run(phases, keep);
-  if (keep)
+  auto out = travelling_->run(phases, keep, options_.abandon_below);
+  statistics_.abandoned = travelling_->abandoned();
+  if (keep && !statistics_.abandoned)
     kept_polygons_ = {out.polygon_offsets, out.polygon_vertices, out.polygon_labels};
   outputs_.measures = out.measures;
   outputs_.centroids = out.centroids;

@@ -14,6 +14,8 @@
 #endif
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 #include <numeric>
 
 using namespace sdot_test;
@@ -200,6 +202,58 @@ TEST(SpreadMpi, NewWeightsGiveWhatANewDiagramGives) {
       for (std::size_t i = 0; i < a.size(); ++i)
         ASSERT_EQ(again[i], a[i]) << "seed " << first[rank] + i;
     }
+}
+
+TEST(SpreadMpi, AbandonBelowGivesUpOnEveryProcessAlike) {
+  // Travelling cells (1 and 3 boxes per process, and 8 and 64 boxes of whole input): at the
+  // smallest measure nothing is given up and the bits are those without the option; above it
+  // every process gives up, and refuses the polygons.
+  auto const c = uniform_cloud(2000, 0, 48); // Voronoi: no empty cell
+  auto const reference = brute_force(c.x, c.w, unit_square()).measures;
+  double smallest = 1;
+  for (auto m : reference)
+    smallest = std::fmin(smallest, static_cast<double>(m));
+  ASSERT_GT(smallest, 0);
+  for (bool keep : {false, true})
+    for (int boxes_per_process : {1, 3}) {
+      SCOPED_TRACE(std::to_string(boxes_per_process) + " boxes per process, keep_polygons " +
+                   std::to_string(keep));
+      auto ranks = world(boxes_per_process);
+      int const rank = ranks.process_rank(), size = ranks.process_count();
+      auto first = split(c.x.size(), size, true);
+      Cloud const mine = block(c, first[rank], first[rank + 1] - first[rank]);
+      sdot::PowerDiagramOptions options;
+      options.keep_polygons = keep;
+      sdot::PowerDiagram plain(loom::spread(positions_view(mine), ranks),
+                               loom::spread(weights_view(mine), ranks), unit_square(), options);
+      auto const expected = to_vector(plain.measures().value());
+      options.abandon_below = smallest * (1 - 1e-9);
+      sdot::PowerDiagram kept(loom::spread(positions_view(mine), ranks),
+                              loom::spread(weights_view(mine), ranks), unit_square(), options);
+      EXPECT_EQ(to_vector(kept.measures().value()), expected);
+      EXPECT_FALSE(kept.statistics().abandoned);
+      EXPECT_NO_THROW(kept.cell_polygons());
+      kept.set_abandon_below(1.5 / double(c.x.size())); // above a third of the cells, at least
+      kept.measures();
+      EXPECT_TRUE(kept.statistics().abandoned);
+      EXPECT_THROW(kept.cell_polygons(), std::logic_error);
+      kept.set_abandon_below(-std::numeric_limits<double>::infinity());
+      EXPECT_EQ(to_vector(kept.measures().value()), expected);
+      EXPECT_FALSE(kept.statistics().abandoned);
+    }
+  for (int boxes : {8, 64}) {
+    sdot::PowerDiagramOptions options;
+    options.nb_boxes = boxes;
+    options.abandon_below = 1.5 / double(c.x.size());
+    sdot::PowerDiagram<> given_up(positions_view(c), weights_view(c), unit_square(), options);
+    given_up.measures();
+    EXPECT_TRUE(given_up.statistics().abandoned) << boxes << " boxes";
+    given_up.set_abandon_below(smallest * (1 - 1e-9));
+    auto const m = to_vector(given_up.measures());
+    EXPECT_FALSE(given_up.statistics().abandoned) << boxes << " boxes";
+    for (std::size_t i = 0; i < m.size(); ++i)
+      ASSERT_NEAR(m[i], static_cast<double>(reference[i]), 1e-12) << "seed " << i;
+  }
 }
 
 TEST(SpreadMpi, EveryReferenceCase) {

@@ -16,6 +16,7 @@
 
 #include <sdot/detail/boxes.hpp>
 #include <sdot/detail/cell_kernel.hpp>
+#include <sdot/detail/cells.hpp>
 #include <sdot/detail/phase_clock.hpp>
 #include <sdot/detail/polygon_storage.hpp>
 #include <sdot/detail/radix_sort.hpp>
@@ -285,8 +286,11 @@ struct TravelStep {
   /// 1 ≤ k < 2^(levels+1)) at q · 2^(levels+1) + k.
   Kokkos::View<TreeNode const*, MemorySpace> rank_top_nodes;
   int rank_top_levels = 0; ///< levels below the root in rank_top_nodes
-  int first_rank;          ///< global rank of local rank 0
-  bool from_messages;      ///< items are messages, not seeds
+  /// PowerDiagramOptions::abandon_below: every polygon of a cell holds the final cell, so one
+  /// of less area, at any round, means a final cell below the threshold.
+  AbandonBelow<MemorySpace> abandon;
+  int first_rank;     ///< global rank of local rank 0
+  bool from_messages; ///< items are messages, not seeds
   Kokkos::View<double const**, Kokkos::LayoutRight, MemorySpace> inbox;
   Kokkos::View<int const*, MemorySpace> inbox_first; ///< [L+1]
   MessageLayout layout;                              ///< of the inbox
@@ -373,8 +377,9 @@ struct TravelStep {
 
   /// Whether a seed of rank q may cut the cell: the top levels of q's tree walked depth first
   /// with the kernel's bounds (each node's bound along the weights' trend, where it has one), a
-  /// node of the last level that passes them saying yes. Tighter than q's root alone where
-  /// q's seeds mix regions of different weights (clusters at transport weights).
+  /// node that passes them saying yes when it is of the last level or its weights have no
+  /// trend. Tighter than q's root alone where q's seeds mix regions of different weights
+  /// (clusters at transport weights).
   KOKKOS_FUNCTION bool rank_may_cut(Polygon const& cell, CellSeed const& seed, int q) const {
     int const per_rank = 2 << rank_top_levels;
     int const first = q * per_rank;
@@ -387,7 +392,9 @@ struct TravelStep {
       if (!node_may_cut(box_distance2(box, seed.x, seed.y), seed.w, box.wmax, cell.max_radius2) ||
           !box_may_cut_vertices(cell, seed, box))
         continue;
-      if (2 * k >= per_rank) // the last level
+      // The last level, or a node whose weights do not move its cells (its children's box
+      // bounds are barely tighter, and the walk would cost more than the copies it saves).
+      if (2 * k >= per_rank || !box.trend)
         return true;
       // The nearer child first: a rank that cuts is found sooner.
       bool const left_first = box_distance2(rank_top_nodes(first + 2 * k), seed.x, seed.y) <=
@@ -448,6 +455,8 @@ struct TravelStep {
     needed(item) = 0;
     overflowed(item) = 0;
     kept_slot(item) = -1;
+    if (abandon.given_up())
+      return;
     CellSeed seed;
     int kind;
     int const l = load(cell, item, seed, kind);
@@ -460,6 +469,12 @@ struct TravelStep {
       return;
     }
     bool const emptied = r == ClipResult::emptied;
+    if (abandon.active()) {
+      double area = 0, mx, my;
+      if (!emptied)
+        cell.integrals(area, mx, my);
+      abandon.check(area);
+    }
     if (kind == message_probe) {
       int const count = emptied ? 1 : new_edges(cell, item, [](int, int) {});
       if (count > 0) {
@@ -652,8 +667,11 @@ public:
 
   /// Measures and centroids of this process's seeds; `phases` times the boxes, the cells and
   /// the results.
-  DistributedOutputs<memory_space> run(PhaseClock& phases, bool with_polygons = false) {
+  DistributedOutputs<memory_space> run(PhaseClock& phases, bool with_polygons = false,
+                                       double abandon_below = -loom::compat::infinity<double>()) {
     with_polygons_ = with_polygons;
+    abandon_below_ = abandon_below;
+    abandoned_ = false;
     loom::compat::ScopedRegion region("sdot::travelling_cells");
     int const n = static_cast<int>(positions_.extent(0));
     // Global numbering: this process's seeds follow those of the processes before it.
@@ -676,6 +694,14 @@ public:
     statistics_.inbox_capacity = inbox_capacity_.value();
     space_.fence();
     phases.end("cells");
+    if (abandoned_) { // on every process: no result is sent home
+      DistributedOutputs<memory_space> out;
+      out.measures = Kokkos::View<double*, memory_space>(
+          Kokkos::view_alloc(space_, "sdot::travel::abandoned_measures"), n);
+      out.centroids =
+          Points<memory_space>(Kokkos::view_alloc(space_, "sdot::travel::abandoned_centroids"), n);
+      return out;
+    }
 
     DistributedOutputs<memory_space> out = send_results_home(results, first_gid, n);
     space_.fence();
@@ -695,6 +721,8 @@ public:
   loom::Capacity const& msg_capacity() const { return msg_capacity_; }
   /// The room per seed for kept vertices, grown to what a round needed.
   int kept_vertices_per_seed() const { return kept_vertices_per_seed_; }
+  /// Whether the last run gave up (its abandon_below), on every process alike.
+  bool abandoned() const { return abandoned_; }
 
   // The steps below are public only because CUDA's extended lambdas cannot live in private
   // member functions; TravellingCells is an implementation detail of PowerDiagram.
@@ -1017,6 +1045,11 @@ public:
     step.rank_tree = rank_tree_;
     step.rank_top_nodes = rank_top_nodes_;
     step.rank_top_levels = rank_top_levels_;
+    if (abandon_below_ > -loom::compat::infinity<double>()) {
+      step.abandon.raised =
+          Kokkos::View<int, memory_space>(Kokkos::view_alloc(space_, "sdot::travel::abandon"));
+      step.abandon.below = abandon_below_;
+    }
     step.first_rank = ranks_.first_local();
     step.from_messages = false;
     step.layout = MessageLayout{0};
@@ -1080,8 +1113,13 @@ public:
         std::int64_t const heap_after = vertex_heap_used();
         bool const heap_full =
             heap_after > static_cast<std::int64_t>(vertex_heap_.values.extent(0));
-        std::vector<std::int64_t> again{overflows + settle_overflows > 0, heap_full};
+        std::vector<std::int64_t> again{overflows + settle_overflows > 0, heap_full,
+                                        detail::abandoned(space_, step.abandon)};
         ranks_.max_in_place(again);
+        if (again[2]) { // a cell below abandon_below somewhere: the same answer everywhere
+          abandoned_ = true;
+          return Rows();
+        }
         if (!again[0] && !again[1])
           break;
         if (again[0])
@@ -1360,6 +1398,8 @@ private:
   /// again when packed.
   int kept_slots_ = 0;
   bool with_polygons_ = false;
+  double abandon_below_ = -loom::compat::infinity<double>(); ///< of the current run
+  bool abandoned_ = false;                                   ///< the last run gave up
   VertexHeap<memory_space> vertex_heap_; ///< of the finished cells, with polygons
   TravelStatistics<memory_space> statistics_;
 };
