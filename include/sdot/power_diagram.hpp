@@ -191,8 +191,7 @@ public:
       : space_(space),
         positions_(detail::in_points_layout(space, positions.value(), "sdot::positions")),
         weights_(weights.value()), options_(options), ranks_(positions.ranks()) {
-    std::string problem;
-    try {
+    throw_on_every_process([&] {
       domain_ = domain_polygon(boundaries);
       check_options();
       detail::check_spread_boxes("sdot::PowerDiagram", options_.nb_boxes, ranks_.local_count());
@@ -203,14 +202,7 @@ public:
         first += before[p];
       first_global_index_ = first;
       detail::validate_seeds(space_, positions_, weights_, domain_, first);
-    } catch (std::invalid_argument const& e) {
-      problem = e.what();
-    }
-    try {
-      ranks_.agree(problem.empty(), problem);
-    } catch (loom::Error const& e) {
-      throw std::invalid_argument(e.what());
-    }
+    });
     upload_domain();
   }
 
@@ -261,17 +253,9 @@ public:
   /// weight on any process (its global index); nothing changes then
   template <class W, class I = Input, class = std::enable_if_t<std::is_same<I, SpreadInput>::value>>
   void set_weights(loom::Spread<W> const& weights) {
-    std::string problem;
-    try {
+    throw_on_every_process([&] {
       detail::validate_seeds(space_, positions_, weights.value(), domain_, first_global_index_);
-    } catch (std::invalid_argument const& e) {
-      problem = e.what();
-    }
-    try {
-      ranks_.agree(problem.empty(), problem);
-    } catch (loom::Error const& e) {
-      throw std::invalid_argument(e.what());
-    }
+    });
     replace_weights(weights.value());
   }
 
@@ -297,6 +281,23 @@ public:
   ExecutionSpace const& execution_space_instance() const { return space_; }
 
 private:
+  /// Runs `check` (collective: every process calls it); an std::invalid_argument it throws on
+  /// any process is thrown on every process (the first process's message).
+  template <class Check>
+  void throw_on_every_process(Check&& check) const {
+    std::string problem;
+    try {
+      check();
+    } catch (std::invalid_argument const& e) {
+      problem = e.what();
+    }
+    try {
+      ranks_.agree(problem.empty(), problem);
+    } catch (loom::Error const& e) {
+      throw std::invalid_argument(e.what());
+    }
+  }
+
   /// The weights of the next computation: what depends on the positions only is kept.
   void replace_weights(scalars_type weights) {
     weights_ = weights;

@@ -121,15 +121,17 @@ inline int build_rank_tree(std::vector<TreeNode> const& boxes, int begin, int en
 
 /// Levels of each rank's tree below its root that every process keeps to judge whether that
 /// rank's seeds may cut a cell (TravelStep::rank_may_cut), at most: 2^(levels+1) − 1 nodes
-/// per rank. Level 8 leaves ~N / (256 ranks) seeds per node: at optimal-transport weights on
+/// per rank. Level 8 leaves N / (256 ranks) seeds per node: at optimal-transport weights on
 /// clustered seeds (cells far from their seeds), 2 ranks send 21 % of the cells instead of
 /// 83 % with the root alone (docs/parallel.md); deeper levels gain little.
 constexpr int max_rank_top_levels = 8;
 
-/// The levels kept for `ranks` ranks: 2^16 nodes in all at most (7 MB on every process).
-inline int rank_top_levels_for(int ranks) {
+/// The levels kept for `seeds` seeds over `ranks` ranks: nodes of the last level with 64 seeds
+/// or more on average, and 2^16 nodes in all at most (6 MB on every process).
+inline int rank_top_levels_for(int ranks, std::int64_t seeds) {
   int levels = max_rank_top_levels;
-  while (levels > 0 && std::int64_t(ranks) * (std::int64_t(2) << levels) > (1 << 16))
+  while (levels > 0 && (std::int64_t(ranks) * (std::int64_t(2) << levels) > (1 << 16) ||
+                        (std::int64_t(ranks) << levels) * 64 > seeds))
     --levels;
   return levels;
 }
@@ -758,7 +760,7 @@ public:
         slot_of_sorted(local);
     std::vector<int> depth(local), finest_block_level(local);
     std::vector<TreeNode> boxes_local(local);
-    rank_top_levels_ = rank_top_levels_for(ranks_.size());
+    rank_top_levels_ = rank_top_levels_for(ranks_.size(), total);
     std::vector<TreeNode> top_local;
     for (int l = 0; l < local; ++l) {
       int const begin = static_cast<int>(mine.offsets[l]),
@@ -805,14 +807,8 @@ public:
           });
       depth[l] = trees[l].depth;
       finest_block_level[l] = trees[l].finest_block_level;
-      double const inf = loom::compat::infinity<double>();
-      boxes_local[l] = TreeNode{inf, inf, -inf, -inf, -inf};
-      if (count > 0) {
-        auto root = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(),
-                                                        Kokkos::subview(trees[l].nodes, 1));
-        boxes_local[l] = root();
-      }
       auto const top = tree_top_nodes(trees[l], count, rank_top_levels_);
+      boxes_local[l] = top[1]; // the root (empty without seeds)
       top_local.insert(top_local.end(), top.begin(), top.end());
     }
     auto field = [&](auto member) {
