@@ -33,7 +33,7 @@
 
 #include "sdot/host_polygon.hpp"
 
-#include <sdot/detail/polygon.hpp>
+#include <sdot/geometry/polygon.hpp>
 
 #include <fuzzer/FuzzedDataProvider.h>
 

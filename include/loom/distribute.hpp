@@ -4,8 +4,8 @@
 /// actually sent (no [size, capacity] padding), for bulk data such as seeds or cells.
 
 #include <loom/detail/segments.hpp>
-#include <loom/kokkos_compat.hpp>
 #include <loom/ranks.hpp>
+#include <sdot/base/kokkos_compat.hpp>
 
 #include <Kokkos_Core.hpp>
 
@@ -150,7 +150,7 @@ distribute(ExecSpace const& space, Ranks const& ranks, DestView const& dest,
   using Policy = Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>;
   static_assert(Kokkos::SpaceAccessibility<ExecSpace, typename DestView::memory_space>::accessible,
                 "loom::distribute: dest must be accessible from the execution space");
-  compat::ScopedRegion region("loom::distribute");
+  sdot::compat::ScopedRegion region("loom::distribute");
   std::int64_t const n = static_cast<std::int64_t>(rows.extent(0));
   std::int64_t const cols = static_cast<std::int64_t>(rows.extent(1));
   int const size = ranks.size();
@@ -186,9 +186,9 @@ distribute(ExecSpace const& space, Ranks const& ranks, DestView const& dest,
                   "], or dest, lengths and rows differ in length");
 
   // Stable counting sort by destination rank.
-  int const threads = compat::concurrency(space);
+  int const threads = sdot::compat::concurrency(space);
   std::int64_t const chunk =
-      compat::max<std::int64_t>(256, n / (4 * static_cast<std::int64_t>(threads)) + 1);
+      sdot::compat::max<std::int64_t>(256, n / (4 * static_cast<std::int64_t>(threads)) + 1);
   std::int64_t const chunks = (n + chunk - 1) / chunk;
   Kokkos::View<std::int64_t**, Kokkos::LayoutRight, MemSpace> hist(
       Kokkos::view_alloc(space, "loom::distribute::histogram"), chunks, size);
@@ -262,7 +262,7 @@ distribute(ExecSpace const& space, Ranks const& ranks, DestView const& dest,
     ranks.alltoallv_bytes(send.data(), send_elems, recv.data(), recv_elems, elem_bytes);
 #else
     auto send_host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), send);
-    auto recv_host = compat::host_mirror_no_init(recv);
+    auto recv_host = sdot::compat::host_mirror_no_init(recv);
     ranks.alltoallv_bytes(send_host.data(), send_elems, recv_host.data(), recv_elems, elem_bytes);
     Kokkos::deep_copy(space, recv, recv_host);
 #endif

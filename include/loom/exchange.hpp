@@ -3,9 +3,9 @@
 /// loom::exchange: sends rows packed by loom::route to their ranks; a dense all-to-all.
 
 #include <loom/detail/segments.hpp>
-#include <loom/kokkos_compat.hpp>
 #include <loom/ranks.hpp>
 #include <loom/route.hpp>
+#include <sdot/base/kokkos_compat.hpp>
 
 #include <Kokkos_Core.hpp>
 
@@ -86,7 +86,7 @@ Routed<T, MemSpace> exchange(ExecSpace const& space, Ranks const& ranks,
                              Routed<T, MemSpace> const& sent) {
   static_assert(Kokkos::SpaceAccessibility<ExecSpace, MemSpace>::accessible,
                 "loom::exchange: the data must be accessible from the execution space");
-  compat::ScopedRegion region("loom::exchange");
+  sdot::compat::ScopedRegion region("loom::exchange");
   int const L = ranks.local_count(), S = ranks.size(), P = ranks.process_count();
   int const me = ranks.process_rank(), first = ranks.first_local();
   std::int64_t const cap = sent.data.extent(2), cols = sent.data.extent(3);
@@ -113,7 +113,7 @@ Routed<T, MemSpace> exchange(ExecSpace const& space, Ranks const& ranks,
         detail::ExchangeLocal<decltype(recv.data)>{sent.data, recv.data, L, first});
 
   auto sent_counts = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), sent.counts);
-  auto recv_counts = compat::host_mirror_no_init(recv.counts);
+  auto recv_counts = sdot::compat::host_mirror_no_init(recv.counts);
   for (int m = 0; m < L; ++m)
     for (int j = 0; j < S; ++j)
       recv_counts(m, j) = 0;
@@ -180,7 +180,7 @@ Routed<T, MemSpace> exchange(ExecSpace const& space, Ranks const& ranks,
     ranks.alltoallv_bytes(send_buf.data(), send_n, recv_buf.data(), recv_n, sizeof(T) * cols);
 #else
     auto send_host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), send_buf);
-    auto recv_host = compat::host_mirror_no_init(recv_buf);
+    auto recv_host = sdot::compat::host_mirror_no_init(recv_buf);
     space.fence();
     ranks.alltoallv_bytes(send_host.data(), send_n, recv_host.data(), recv_n, sizeof(T) * cols);
     Kokkos::deep_copy(space, recv_buf, recv_host);
@@ -227,7 +227,7 @@ exchange_dense(ExecSpace const& space, Ranks const& ranks, View const& buf) {
   static_assert(View::rank == 3, "loom::exchange_dense: buf is [local_count, size, m]");
   static_assert(Kokkos::SpaceAccessibility<ExecSpace, typename View::memory_space>::accessible,
                 "loom::exchange_dense: buf must be accessible from the execution space");
-  compat::ScopedRegion region("loom::exchange_dense");
+  sdot::compat::ScopedRegion region("loom::exchange_dense");
   int const L = ranks.local_count(), S = ranks.size();
   std::int64_t const m = buf.extent(2);
   bool const ok = static_cast<int>(buf.extent(0)) == L && static_cast<int>(buf.extent(1)) == S;

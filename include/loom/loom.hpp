@@ -8,10 +8,10 @@
 #include <loom/distribute.hpp>
 #include <loom/error.hpp>
 #include <loom/exchange.hpp>
-#include <loom/kokkos_compat.hpp>
 #include <loom/ranks.hpp>
 #include <loom/route.hpp>
 #include <loom/scatter_add.hpp>
 #include <loom/spmd.hpp>
 #include <loom/spread.hpp>
 #include <loom/while_loop.hpp>
+#include <sdot/base/kokkos_compat.hpp>

@@ -9,7 +9,7 @@
 /// remain.
 
 #include <loom/error.hpp>
-#include <loom/kokkos_compat.hpp>
+#include <sdot/base/kokkos_compat.hpp>
 
 #include <Kokkos_Core.hpp>
 #ifdef LOOM_ENABLE_MPI

@@ -4,8 +4,8 @@
 
 #include <loom/capacity.hpp>
 #include <loom/detail/segments.hpp>
-#include <loom/kokkos_compat.hpp>
 #include <loom/ranks.hpp>
+#include <sdot/base/kokkos_compat.hpp>
 
 #include <Kokkos_Core.hpp>
 
@@ -165,7 +165,7 @@ route(ExecSpace const& space, Ranks const& ranks, Dest const& dest, Rows const& 
   static_assert(Kokkos::SpaceAccessibility<ExecSpace, typename Dest::memory_space>::accessible &&
                     Kokkos::SpaceAccessibility<ExecSpace, typename Rows::memory_space>::accessible,
                 "loom::route: dest and rows must be accessible from the execution space");
-  compat::ScopedRegion region("loom::route");
+  sdot::compat::ScopedRegion region("loom::route");
 
   int const L = ranks.local_count(), S = ranks.size(), cap = capacity.value();
   std::int64_t const n = static_cast<std::int64_t>(rows.extent(0));

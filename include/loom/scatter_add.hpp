@@ -3,7 +3,7 @@
 /// loom::scatter_add: target[idx[i]] += vals[i], as a kernel.
 
 #include <loom/error.hpp>
-#include <loom/kokkos_compat.hpp>
+#include <sdot/base/kokkos_compat.hpp>
 
 #include <Kokkos_Core.hpp>
 
@@ -47,7 +47,7 @@ void scatter_add(ExecSpace const& space, Target const& target, Idx const& idx, V
                     Kokkos::SpaceAccessibility<ExecSpace, typename Idx::memory_space>::accessible &&
                     Kokkos::SpaceAccessibility<ExecSpace, typename Vals::memory_space>::accessible,
                 "loom::scatter_add: Views must be accessible from the execution space");
-  compat::ScopedRegion region("loom::scatter_add");
+  sdot::compat::ScopedRegion region("loom::scatter_add");
   if (idx.extent(0) != vals.extent(0))
     throw Error("loom::scatter_add: idx and vals have different extents");
   std::int64_t outside = 0;

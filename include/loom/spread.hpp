@@ -5,8 +5,8 @@
 
 #include <loom/detail/segments.hpp>
 #include <loom/error.hpp>
-#include <loom/kokkos_compat.hpp>
 #include <loom/ranks.hpp>
+#include <sdot/base/kokkos_compat.hpp>
 
 #include <Kokkos_Core.hpp>
 
@@ -143,7 +143,7 @@ private:
   template <detail::ReduceOp Op>
   std::vector<detail::Partial<value_type>> partials() const {
     static_assert(View::rank == 1 || View::rank == 2, "loom::Spread: rank-1 or rank-2 Views");
-    compat::ScopedRegion region("loom::Spread::reduce");
+    sdot::compat::ScopedRegion region("loom::Spread::reduce");
     execution_space space;
     int const L = ranks_.local_count();
     std::int64_t const cols = detail::cols_of(value_);
@@ -207,7 +207,7 @@ spread_host(ExecSpace const& space, View const& whole, Ranks const& ranks) {
   static_assert(View::rank == 1 || View::rank == 2, "loom::spread_host: rank-1 or rank-2 Views");
   using Out = rows_view_t<View, typename ExecSpace::memory_space>;
   using HostOut = rows_view_t<View, Kokkos::HostSpace>;
-  compat::ScopedRegion region("loom::spread_host");
+  sdot::compat::ScopedRegion region("loom::spread_host");
   int const L = ranks.local_count(), S = ranks.size(), first = ranks.first_local();
   std::int64_t const n = whole.extent(0), cols = detail::cols_of(whole);
   std::int64_t const a = detail::even_split_first(n, S, first);
@@ -240,7 +240,7 @@ template <class View>
 rows_view_t<View, Kokkos::HostSpace> gather_to_host(Spread<View> const& spread) {
   using T = typename View::non_const_value_type;
   using Out = rows_view_t<View, Kokkos::HostSpace>;
-  compat::ScopedRegion region("loom::gather_to_host");
+  sdot::compat::ScopedRegion region("loom::gather_to_host");
   Ranks const& ranks = spread.ranks();
   std::int64_t const rows = spread.value().extent(0), cols = detail::cols_of(spread.value());
   auto shapes = ranks.allgather(std::vector<std::int64_t>{rows, cols});

@@ -2,8 +2,8 @@
 /// @file
 /// loom::while_loop: a loop that goes on while any rank wants another round.
 
-#include <loom/kokkos_compat.hpp>
 #include <loom/ranks.hpp>
+#include <sdot/base/kokkos_compat.hpp>
 
 #include <Kokkos_Core.hpp>
 
@@ -37,7 +37,7 @@ bool wants_more(View const& v) {
 /// Collective. Returns the final carry.
 template <class Cond, class Body, class Carry>
 Carry while_loop(Ranks const& ranks, Cond&& cond, Body&& body, Carry carry) {
-  compat::ScopedRegion region("loom::while_loop");
+  sdot::compat::ScopedRegion region("loom::while_loop");
   while (ranks.any(detail::wants_more(cond(std::as_const(carry)))))
     carry = body(std::move(carry));
   return carry;

@@ -7,10 +7,10 @@
 #error "sdot/jacobian.hpp needs Kokkos-Kernels: configure sdot with SDOT_ENABLE_KOKKOS_KERNELS=ON"
 #endif
 
-#include <sdot/detail/halo.hpp>
-#include <sdot/detail/scan.hpp>
+#include <sdot/base/scan.hpp>
 #include <sdot/points.hpp>
 #include <sdot/power_diagram.hpp>
+#include <sdot/transport/halo.hpp>
 
 #include <KokkosSparse_CrsMatrix.hpp>
 #include <Kokkos_Core.hpp>
@@ -104,7 +104,7 @@ measure_jacobian(ExecutionSpace const& space, loom::Ranks const& ranks,
                  CellPolygons<typename ExecutionSpace::memory_space> const& polygons) {
   using memory_space = typename ExecutionSpace::memory_space;
   using Policy = Kokkos::RangePolicy<ExecutionSpace>;
-  loom::compat::ScopedRegion region("sdot::measure_jacobian");
+  sdot::compat::ScopedRegion region("sdot::measure_jacobian");
   int const n = static_cast<int>(positions.extent(0));
   if (static_cast<int>(polygons.offsets.extent(0)) != n + 1)
     throw std::invalid_argument("sdot::measure_jacobian: " + std::to_string(n) + " positions but " +
@@ -147,7 +147,7 @@ measure_jacobian(ExecutionSpace const& space, loom::Ranks const& ranks,
             double const dy = vertices(next, 1) - vertices(k, 1);
             if (sources(k) >= 0 && dx * dx + dy * dy > 0) {
               raw_columns(r) = sources(k);
-              raw_lengths(r) = loom::compat::sqrt(dx * dx + dy * dy);
+              raw_lengths(r) = sdot::compat::sqrt(dx * dx + dy * dy);
               ++r;
             }
           }
@@ -177,7 +177,7 @@ measure_jacobian(ExecutionSpace const& space, loom::Ranks const& ranks,
         for (int r = b; r < e; ++r) {
           int const j = raw_extended(r);
           double const dx = x(j, 0) - x(i, 0), dy = x(j, 1) - x(i, 1);
-          double const distance = loom::compat::sqrt(dx * dx + dy * dy);
+          double const distance = sdot::compat::sqrt(dx * dx + dy * dy);
           double const value = distance > 0 ? -raw_lengths(r) / (2 * distance) : 0.0;
           detail::JacobianEntry entry{raw_columns(r), j, value};
           int s = r;

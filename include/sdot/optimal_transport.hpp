@@ -5,13 +5,13 @@
 /// systems are solved by a preconditioned conjugate gradient (multilevel aggregation, or
 /// Jacobi).
 
-#include <sdot/detail/aggregation_multigrid.hpp>
-#include <sdot/detail/conjugate_gradient.hpp>
-#include <sdot/detail/scan.hpp>
+#include <sdot/base/scan.hpp>
 #include <sdot/jacobian.hpp>
 #include <sdot/points.hpp>
 #include <sdot/power_diagram.hpp>
 #include <sdot/spatial_blocks.hpp>
+#include <sdot/transport/aggregation_multigrid.hpp>
+#include <sdot/transport/conjugate_gradient.hpp>
 
 #include <loom/spread.hpp>
 
@@ -261,7 +261,7 @@ void validate_target_masses(ExecutionSpace const& space, loom::Ranks const& rank
   int const n = static_cast<int>(targets.extent(0));
   int const first_bad = first_failing(
       space, "sdot::ot::validate_targets", n,
-      KOKKOS_LAMBDA(int i) { return loom::compat::isfinite(targets(i)) && targets(i) > 0; });
+      KOKKOS_LAMBDA(int i) { return sdot::compat::isfinite(targets(i)) && targets(i) > 0; });
   double bad_value = 0;
   if (first_bad < n) {
     auto v = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(),
@@ -314,7 +314,7 @@ std::array<double, 2> mass_errors(ExecutionSpace const& space, Masses const& m, 
   Kokkos::parallel_reduce(
       "sdot::ot::max_error", Kokkos::RangePolicy<ExecutionSpace>(space, 0, n),
       KOKKOS_LAMBDA(int i, double& e) {
-        e = loom::compat::fmax(e, loom::compat::fabs(m(i) - t(i)));
+        e = sdot::compat::fmax(e, sdot::compat::fabs(m(i) - t(i)));
       },
       Kokkos::Max<double>(max_error));
   Kokkos::parallel_reduce(
@@ -330,7 +330,7 @@ double max_relative_error(ExecutionSpace const& space, Masses const& m, Targets 
   Kokkos::parallel_reduce(
       "sdot::ot::max_relative_error", Kokkos::RangePolicy<ExecutionSpace>(space, 0, m.extent(0)),
       KOKKOS_LAMBDA(int i, double& e) {
-        e = loom::compat::fmax(e, loom::compat::fabs(m(i) - t(i)) / t(i));
+        e = sdot::compat::fmax(e, sdot::compat::fabs(m(i) - t(i)) / t(i));
       },
       Kokkos::Max<double>(max_error));
   return m.extent(0) > 0 ? max_error : 0.0;
@@ -347,11 +347,11 @@ int first_below(ExecutionSpace const& space, Masses const& m, double threshold) 
 /// Smallest of the masses and targets (+infinity if none).
 template <class ExecutionSpace, class Masses, class Targets>
 double local_min(ExecutionSpace const& space, Masses const& m, Targets const& t) {
-  double smallest = loom::compat::infinity<double>();
+  double smallest = sdot::compat::infinity<double>();
   Kokkos::parallel_reduce(
       "sdot::ot::local_min", Kokkos::RangePolicy<ExecutionSpace>(space, 0, m.extent(0)),
       KOKKOS_LAMBDA(int i, double& v) {
-        v = loom::compat::fmin(v, loom::compat::fmin(m(i), t(i)));
+        v = sdot::compat::fmin(v, sdot::compat::fmin(m(i), t(i)));
       },
       Kokkos::Min<double>(smallest));
   return smallest;
@@ -424,7 +424,7 @@ solve_optimal_transport(Cells& cells,
   using ExecutionSpace = typename Cells::execution_space;
   using memory_space = typename Cells::memory_space;
   using Scalars = Kokkos::View<double*, memory_space>;
-  loom::compat::ScopedRegion region("sdot::solve_optimal_transport");
+  sdot::compat::ScopedRegion region("sdot::solve_optimal_transport");
   Kokkos::Timer timer;
   ExecutionSpace const space = cells.execution_space_instance();
   loom::Ranks const ranks = cells.ranks();

@@ -5,13 +5,13 @@
 #include <loom/ranks.hpp>
 #include <loom/spread.hpp>
 
-#include <sdot/detail/canonical_cells.hpp>
-#include <sdot/detail/cells.hpp>
-#include <sdot/detail/kept_polygons.hpp>
-#include <sdot/detail/scan.hpp>
-#include <sdot/detail/travelling_cells.hpp>
-#include <sdot/detail/validate.hpp>
-#include <sdot/detail/warm_cells.hpp>
+#include <sdot/base/scan.hpp>
+#include <sdot/distributed/travelling_cells.hpp>
+#include <sdot/geometry/canonical_cells.hpp>
+#include <sdot/geometry/cells.hpp>
+#include <sdot/geometry/kept_polygons.hpp>
+#include <sdot/geometry/validate.hpp>
+#include <sdot/geometry/warm_cells.hpp>
 #include <sdot/half_spaces.hpp>
 #include <sdot/points.hpp>
 
@@ -437,7 +437,7 @@ template <class ExecutionSpace, class Input>
 void PowerDiagram<ExecutionSpace, Input>::compute() {
   if (computed_)
     return;
-  loom::compat::ScopedRegion region("sdot::PowerDiagram::compute");
+  sdot::compat::ScopedRegion region("sdot::PowerDiagram::compute");
   Kokkos::Timer total;
   statistics_.seconds.clear();
   statistics_.ranks = ranks_.size();

@@ -13,9 +13,9 @@
 #include <loom/detail/segments.hpp>
 #include <loom/distribute.hpp>
 #include <loom/error.hpp>
-#include <loom/kokkos_compat.hpp>
 #include <loom/ranks.hpp>
-#include <sdot/detail/boxes.hpp>
+#include <sdot/base/kokkos_compat.hpp>
+#include <sdot/distributed/boxes.hpp>
 #include <sdot/points.hpp>
 
 #include <Kokkos_Core.hpp>
@@ -121,7 +121,7 @@ public:
   /// @param positions this process's input block
   SpatialBlocks(ExecutionSpace const& space, loom::Ranks ranks, ConstPoints<memory_space> positions)
       : space_(space), ranks_(std::move(ranks)) {
-    loom::compat::ScopedRegion region("sdot::SpatialBlocks");
+    sdot::compat::ScopedRegion region("sdot::SpatialBlocks");
     input_count_ = static_cast<int>(positions.extent(0));
     auto const counts = ranks_.allgather(std::vector<std::int64_t>{input_count_});
     std::vector<std::int64_t> first(ranks_.process_count() + 1, 0);

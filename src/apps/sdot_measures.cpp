@@ -1,11 +1,11 @@
 // sdot-measures: the areas of the power-diagram cells of seeds read from an HDF5 file (or
 // drawn at random), written to an HDF5 file, under MPI with any number of processes (one process
 // when sdot is built without MPI). See docs/command-line.md.
-#include "cell_files.hpp"
-#include "command_line.hpp"
-#include "random_cloud.hpp"
+#include "common/cell_files.hpp"
+#include "common/command_line.hpp"
+#include "common/random_cloud.hpp"
 
-#include <sdot/detail/json.hpp>
+#include "common/json.hpp"
 #include <sdot/hdf5_io.hpp>
 #include <sdot/sdot.hpp>
 

@@ -1,10 +1,10 @@
 // sdot-ot: semi-discrete optimal transport from the uniform measure on a box to prescribed
 // masses at seeds read from an HDF5 file, under MPI (one process when sdot is built without
 // MPI). See docs/transport.md.
-#include "cell_files.hpp"
-#include "command_line.hpp"
+#include "common/cell_files.hpp"
+#include "common/command_line.hpp"
 
-#include <sdot/detail/json.hpp>
+#include "common/json.hpp"
 #include <sdot/hdf5_io.hpp>
 #include <sdot/optimal_transport.hpp>
 

@@ -6,7 +6,7 @@
 #include "apps/run_program.hpp"
 #include "sdot/clouds.hpp"
 
-#include "random_cloud.hpp"
+#include "common/random_cloud.hpp"
 
 #include <sdot/sdot.hpp>
 

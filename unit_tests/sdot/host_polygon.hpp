@@ -1,6 +1,6 @@
 #pragma once
 // A cell polygon (detail::Polygon) with host storage, for the clipper's tests and its fuzzer.
-#include <sdot/detail/polygon.hpp>
+#include <sdot/geometry/polygon.hpp>
 
 #include <array>
 #include <cstddef>

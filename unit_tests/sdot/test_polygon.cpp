@@ -2,7 +2,7 @@
 // Sutherland–Hodgman pass it falls back to, checked on polygons whose result is known.
 #include "sdot/host_polygon.hpp"
 
-#include <sdot/detail/polygon.hpp>
+#include <sdot/geometry/polygon.hpp>
 
 #include <gtest/gtest.h>
 

@@ -4,9 +4,9 @@
 // blocks.
 #include "clouds.hpp"
 
-#include <sdot/detail/cell_kernel.hpp>
-#include <sdot/detail/radix_sort.hpp>
-#include <sdot/detail/seed_tree.hpp>
+#include <sdot/base/radix_sort.hpp>
+#include <sdot/geometry/cell_kernel.hpp>
+#include <sdot/geometry/seed_tree.hpp>
 
 #include <gtest/gtest.h>
 

@@ -7,7 +7,7 @@
 
 #include <brute_force.hpp>
 
-#include <sdot/detail/conjugate_gradient.hpp>
+#include <sdot/transport/conjugate_gradient.hpp>
 
 #include <gtest/gtest.h>
 #ifdef LOOM_ENABLE_MPI

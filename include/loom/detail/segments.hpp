@@ -3,7 +3,7 @@
 /// Internals: segments (the rows of each local rank), even splits, View helpers.
 
 #include <loom/error.hpp>
-#include <loom/kokkos_compat.hpp>
+#include <sdot/base/kokkos_compat.hpp>
 
 #include <Kokkos_Core.hpp>
 

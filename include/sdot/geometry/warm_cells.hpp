@@ -13,9 +13,9 @@
 // than the tolerance (1e-10 of the domain's size, plus the distances involved) are not
 // compared: rounding makes and unmakes them, as it does in the search.
 
-#include <sdot/detail/kept_polygons.hpp>
-#include <sdot/detail/scan.hpp>
-#include <sdot/detail/validate.hpp>
+#include <sdot/base/scan.hpp>
+#include <sdot/geometry/kept_polygons.hpp>
+#include <sdot/geometry/validate.hpp>
 #include <sdot/points.hpp>
 
 #include <Kokkos_Core.hpp>
@@ -174,8 +174,8 @@ struct CertifyEdges {
       int const t = slot_of(j);
       Seed const other = tree.seeds(t);
       double const tolerance =
-          1e-10 * (length + loom::compat::fabs(ax - me.x) + loom::compat::fabs(ay - me.y) +
-                   loom::compat::fabs(other.x - me.x) + loom::compat::fabs(other.y - me.y));
+          1e-10 * (length + sdot::compat::fabs(ax - me.x) + sdot::compat::fabs(ay - me.y) +
+                   sdot::compat::fabs(other.x - me.x) + sdot::compat::fabs(other.y - me.y));
       if ((bx - ax) * (bx - ax) + (by - ay) * (by - ay) <= tolerance * tolerance)
         continue;
       // The same edge in the other cell runs the other way: from b to a.
@@ -185,18 +185,18 @@ struct CertifyEdges {
       for (int q = 0; q < other_size; ++q)
         if (kept.labels(other_begin + q) == i) {
           std::size_t const other_next = other_begin + (q + 1 == other_size ? 0 : q + 1);
-          same = loom::compat::fabs(kept.vertices(other_begin + q, 0) - bx) <= tolerance &&
-                 loom::compat::fabs(kept.vertices(other_begin + q, 1) - by) <= tolerance &&
-                 loom::compat::fabs(kept.vertices(other_next, 0) - ax) <= tolerance &&
-                 loom::compat::fabs(kept.vertices(other_next, 1) - ay) <= tolerance;
+          same = sdot::compat::fabs(kept.vertices(other_begin + q, 0) - bx) <= tolerance &&
+                 sdot::compat::fabs(kept.vertices(other_begin + q, 1) - by) <= tolerance &&
+                 sdot::compat::fabs(kept.vertices(other_next, 0) - ax) <= tolerance &&
+                 sdot::compat::fabs(kept.vertices(other_next, 1) - ay) <= tolerance;
           break;
         }
       if (same)
         continue;
       if (own_state == warm_cell)
-        loom::compat::atomic_max(&redo(s), 1);
+        sdot::compat::atomic_max(&redo(s), 1);
       if (state(t) == warm_cell)
-        loom::compat::atomic_max(&redo(t), 1);
+        sdot::compat::atomic_max(&redo(t), 1);
     }
   }
 };
@@ -220,14 +220,14 @@ WarmReport build_cells_from_neighbours(
     NeighbourGraph<MemorySpace> const& graph, Kokkos::View<int const*, MemorySpace> slot_of,
     double domain_area, double domain_length, AbandonBelow<MemorySpace> const& abandon = {}) {
   using Policy = Kokkos::RangePolicy<ExecutionSpace>;
-  loom::compat::ScopedRegion region("sdot::build_cells_from_neighbours");
+  sdot::compat::ScopedRegion region("sdot::build_cells_from_neighbours");
   int const n = tree.size;
   WarmReport report;
   int const domain_size = static_cast<int>(domain_vertices.extent(0));
   int const inline_capacity = inline_polygon_capacity(capacity, domain_size);
   if (inline_capacity == 0 || n == 0)
     return report;
-  kept = allocate_slot_polygons(space, n, loom::compat::min(inline_capacity, kept_slot_capacity));
+  kept = allocate_slot_polygons(space, n, sdot::compat::min(inline_capacity, kept_slot_capacity));
   Kokkos::View<int*, MemorySpace> state(
       Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::warm::state"), n);
   Kokkos::View<int*, MemorySpace> redo(Kokkos::view_alloc(space, "sdot::warm::redo"), n);
@@ -262,7 +262,7 @@ WarmReport build_cells_from_neighbours(
                                rebuilt);
       report.cells.overflowed_cells += rebuilt.overflowed_cells;
       report.cells.reruns += rebuilt.reruns;
-      overflow_capacity = loom::compat::max(overflow_capacity, rebuilt.final_capacity);
+      overflow_capacity = sdot::compat::max(overflow_capacity, rebuilt.final_capacity);
       Kokkos::parallel_for(
           "sdot::warm::searched", Policy(space, 0, count),
           KOKKOS_LAMBDA(int k) { state(to_search(k)) = searched_cell; });
@@ -302,7 +302,7 @@ WarmReport build_cells_from_neighbours(
       "sdot::warm::count_warm", Policy(space, 0, n),
       KOKKOS_LAMBDA(int s, int& c) { c += state(s) == warm_cell; }, report.warm_cells);
   report.certified =
-      loom::compat::fabs(measures_sum(space, out.measures) - domain_area) <= 1e-9 * domain_area;
+      sdot::compat::fabs(measures_sum(space, out.measures) - domain_area) <= 1e-9 * domain_area;
   list_unslotted_cells(space, tree, kept, overflow_capacity);
   return report;
 }

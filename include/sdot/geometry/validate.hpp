@@ -2,8 +2,8 @@
 // Checks run on the device: the input before anything is computed, the cells after; errors
 // name the first offending index and its value.
 
-#include <loom/kokkos_compat.hpp>
-#include <sdot/detail/scan.hpp>
+#include <sdot/base/kokkos_compat.hpp>
+#include <sdot/base/scan.hpp>
 #include <sdot/half_spaces.hpp>
 
 #include <cmath>
@@ -32,8 +32,8 @@ int first_non_finite(ExecutionSpace const& space, Points points, Values values) 
   return first_failing(
       space, "sdot::validate::non_finite", static_cast<int>(points.extent(0)),
       KOKKOS_LAMBDA(int i) {
-        return loom::compat::isfinite(points(i, 0)) && loom::compat::isfinite(points(i, 1)) &&
-               loom::compat::isfinite(values(i));
+        return sdot::compat::isfinite(points(i, 0)) && sdot::compat::isfinite(points(i, 1)) &&
+               sdot::compat::isfinite(values(i));
       });
 }
 
@@ -46,9 +46,9 @@ int first_seed_out_of_range(ExecutionSpace const& space, Points points, Values v
   return first_failing(
       space, "sdot::validate::seed_range", static_cast<int>(points.extent(0)),
       KOKKOS_LAMBDA(int i) { // written so that NaN fails too
-        return loom::compat::fabs(points(i, 0) - cx) <= limit &&
-               loom::compat::fabs(points(i, 1) - cy) <= limit &&
-               loom::compat::fabs(values(i)) <= weight_limit;
+        return sdot::compat::fabs(points(i, 0) - cx) <= limit &&
+               sdot::compat::fabs(points(i, 1) - cy) <= limit &&
+               sdot::compat::fabs(values(i)) <= weight_limit;
       });
 }
 

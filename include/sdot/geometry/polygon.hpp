@@ -3,7 +3,7 @@
 // edge k (vertex k to k+1) labelled with what made it (a seed index ≥ 0, or -1 - h for the
 // boundary half-space h). Storage is borrowed (kernel-local arrays or a workspace row).
 
-#include <loom/kokkos_compat.hpp>
+#include <sdot/base/kokkos_compat.hpp>
 
 namespace sdot::detail {
 
@@ -26,8 +26,8 @@ struct PolygonWriter {
   PolygonBuffers out;
   int size = 0;
   double max_radius2 = 0;
-  double xmin = loom::compat::infinity<double>(), xmax = -loom::compat::infinity<double>();
-  double ymin = loom::compat::infinity<double>(), ymax = -loom::compat::infinity<double>();
+  double xmin = sdot::compat::infinity<double>(), xmax = -sdot::compat::infinity<double>();
+  double ymin = sdot::compat::infinity<double>(), ymax = -sdot::compat::infinity<double>();
 
   KOKKOS_INLINE_FUNCTION explicit PolygonWriter(PolygonBuffers const& buffers) : out(buffers) {}
 
@@ -35,11 +35,11 @@ struct PolygonWriter {
     out.x[size] = vx;
     out.y[size] = vy;
     out.label[size] = l;
-    max_radius2 = loom::compat::max(max_radius2, vx * vx + vy * vy);
-    xmin = loom::compat::min(xmin, vx);
-    xmax = loom::compat::max(xmax, vx);
-    ymin = loom::compat::min(ymin, vy);
-    ymax = loom::compat::max(ymax, vy);
+    max_radius2 = sdot::compat::max(max_radius2, vx * vx + vy * vy);
+    xmin = sdot::compat::min(xmin, vx);
+    xmax = sdot::compat::max(xmax, vx);
+    ymin = sdot::compat::min(ymin, vy);
+    ymax = sdot::compat::max(ymax, vy);
     ++size;
   }
 };
@@ -98,13 +98,13 @@ struct Polygon {
       xmin = xmax = px;
       ymin = ymax = py;
     } else {
-      xmin = loom::compat::min(xmin, px);
-      xmax = loom::compat::max(xmax, px);
-      ymin = loom::compat::min(ymin, py);
-      ymax = loom::compat::max(ymax, py);
+      xmin = sdot::compat::min(xmin, px);
+      xmax = sdot::compat::max(xmax, px);
+      ymin = sdot::compat::min(ymin, py);
+      ymax = sdot::compat::max(ymax, py);
     }
     ++size;
-    max_radius2 = loom::compat::max(max_radius2, px * px + py * py);
+    max_radius2 = sdot::compat::max(max_radius2, px * px + py * py);
   }
 
   /// Whether an edge has label `l`.
@@ -118,7 +118,7 @@ struct Polygon {
   /// Whether some vertex may have ax·x + ay·y > b, from the bounding box (false: clip() would
   /// leave the polygon unchanged). Ties pass: a = 0, b = 0 does (a duplicate seed).
   KOKKOS_INLINE_FUNCTION bool may_reach(double ax, double ay, double b) const {
-    return loom::compat::max(ax * xmin, ax * xmax) + loom::compat::max(ay * ymin, ay * ymax) >= b;
+    return sdot::compat::max(ax * xmin, ax * xmax) + sdot::compat::max(ay * ymin, ay * ymax) >= b;
   }
 
   /// Keeps the part where ax·x + ay·y ≤ b (vertices on the line stay). The new edge, if any,
@@ -155,7 +155,7 @@ struct Polygon {
     if (after_inside & (after_inside - 1))
       return clip_general(ax, ay, b, cut_label); // several runs
     // Vertices [first, last] (cyclic) are outside.
-    int const first = loom::compat::countr_zero(after_inside);
+    int const first = sdot::compat::countr_zero(after_inside);
     int const last = first + nb_out - 1 - n * (first + nb_out - 1 >= n);
     int const p = first - 1 + n * (first == 0);   // inside, before the run
     int const q = last + 1 - n * (last + 1 == n); // inside, after it

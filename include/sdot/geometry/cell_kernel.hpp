@@ -3,8 +3,8 @@
 // clipped by the bisectors of the seeds of a tree, visited depth first, nearest child first,
 // and only where the stopping rule says a seed may still cut.
 
-#include <sdot/detail/polygon.hpp>
-#include <sdot/detail/seed_tree.hpp>
+#include <sdot/geometry/polygon.hpp>
+#include <sdot/geometry/seed_tree.hpp>
 #include <sdot/points.hpp>
 
 namespace sdot::detail {
@@ -47,12 +47,12 @@ KOKKOS_INLINE_FUNCTION bool node_may_cut(double box_d2, double w_i, double w_max
 KOKKOS_INLINE_FUNCTION double reach_of_weighted_seeds(double r2, double w_gap) {
   if (w_gap >= r2)
     return -1;
-  return (loom::compat::sqrt(r2) + loom::compat::sqrt(r2 - w_gap)) * (1 + 1e-12);
+  return (sdot::compat::sqrt(r2) + sdot::compat::sqrt(r2 - w_gap)) * (1 + 1e-12);
 }
 
 KOKKOS_INLINE_FUNCTION double box_distance2(TreeNode const& b, double x, double y) {
-  double dx = loom::compat::max(loom::compat::max(b.xmin - x, x - b.xmax), 0.0);
-  double dy = loom::compat::max(loom::compat::max(b.ymin - y, y - b.ymax), 0.0);
+  double dx = sdot::compat::max(sdot::compat::max(b.xmin - x, x - b.xmax), 0.0);
+  double dy = sdot::compat::max(sdot::compat::max(b.ymin - y, y - b.ymax), 0.0);
   return dx * dx + dy * dy;
 }
 
@@ -71,8 +71,8 @@ KOKKOS_INLINE_FUNCTION bool box_may_cut_vertices(Polygon const& cell, CellSeed c
     double const dw = box.wmax - seed.w;
     for (int k = 0; k < cell.size; ++k) {
       double const vx = cell.x(k), vy = cell.y(k);
-      double const dx = loom::compat::max(loom::compat::max(x0 - vx, vx - x1), 0.0);
-      double const dy = loom::compat::max(loom::compat::max(y0 - vy, vy - y1), 0.0);
+      double const dx = sdot::compat::max(sdot::compat::max(x0 - vx, vx - x1), 0.0);
+      double const dy = sdot::compat::max(sdot::compat::max(y0 - vy, vy - y1), 0.0);
       if (dx * dx + dy * dy - dw <= vx * vx + vy * vy) // ties kept: duplicates decide by index
         return true;
     }
@@ -86,15 +86,15 @@ KOKKOS_INLINE_FUNCTION bool box_may_cut_vertices(Polygon const& cell, CellSeed c
   double const ax = cx + box.gx, ay = cy + box.gy;
   double const kx = box.kappa_x * box.half_width(), ky = box.kappa_y * box.half_height();
   double const inv_kappa_x = 1 / box.kappa_x, inv_kappa_y = 1 / box.kappa_y;
-  double const size = loom::compat::fabs(ax) + loom::compat::fabs(ay) + loom::compat::fabs(cx) +
-                      loom::compat::fabs(cy) + kx + ky;
+  double const size = sdot::compat::fabs(ax) + sdot::compat::fabs(ay) + sdot::compat::fabs(cx) +
+                      sdot::compat::fabs(cy) + kx + ky;
   double const slack =
       1e-12 * ((1 + inv_kappa_x + inv_kappa_y) * (size * size + 4 * cell.max_radius2) +
-               loom::compat::fabs(box.smin) + loom::compat::fabs(seed.w));
+               sdot::compat::fabs(box.smin) + sdot::compat::fabs(seed.w));
   double const base = cx * cx + cy * cy + box.smin + seed.w - slack;
   for (int k = 0; k < cell.size; ++k) {
     double const vx = cell.x(k), vy = cell.y(k);
-    double const tx = loom::compat::fabs(vx - ax), ty = loom::compat::fabs(vy - ay);
+    double const tx = sdot::compat::fabs(vx - ax), ty = sdot::compat::fabs(vy - ay);
     double const fx = tx <= kx ? -tx * tx : kx * (kx - 2 * tx);
     double const fy = ty <= ky ? -ty * ty : ky * (ky - 2 * ty);
     double const trend = fx * inv_kappa_x + fy * inv_kappa_y - 2 * (vx * cx + vy * cy) + base;
@@ -342,21 +342,21 @@ KOKKOS_INLINE_FUNCTION bool clip_by_block_rest(Polygon& cell, CellSeed const& se
         return false;
     }
     double const ylo = g.y0 + j * g.h - g.slack, yhi = ylo + g.h + 2 * g.slack;
-    double const dy = loom::compat::max(loom::compat::max(ylo - seed.y, seed.y - yhi), 0.0);
+    double const dy = sdot::compat::max(sdot::compat::max(ylo - seed.y, seed.y - yhi), 0.0);
     if (dy >= reach)
       continue;
     // The largest weight of the row's spans within the disk narrows it (rows far in weight
     // are skipped).
     int const row = g.cell(0, j);
-    double const half_disk = loom::compat::sqrt(reach * reach - dy * dy) + g.slack;
+    double const half_disk = sdot::compat::sqrt(reach * reach - dy * dy) + g.slack;
     int const last_span = g.span(g.column(seed.x + half_disk), j);
-    double w_row = -loom::compat::infinity<double>();
+    double w_row = -sdot::compat::infinity<double>();
     for (int k = g.span(g.column(seed.x - half_disk), j); k <= last_span; ++k)
-      w_row = loom::compat::max(w_row, tree.row_wmax(k));
+      w_row = sdot::compat::max(w_row, tree.row_wmax(k));
     double const row_reach = reach_of_weighted_seeds(cell.max_radius2, seed.w - w_row) + g.slack;
     if (!(row_reach > dy))
       continue;
-    double const half = loom::compat::sqrt(row_reach * row_reach - dy * dy) + g.slack;
+    double const half = sdot::compat::sqrt(row_reach * row_reach - dy * dy) + g.slack;
     int const i_begin = g.column(seed.x - half), i_end = g.column(seed.x + half);
     auto segment = [&](int first, int last) {
       return first <= last && clip_by_slots(cell, seed, tree, tree.cell_begin(row + first),
@@ -365,8 +365,8 @@ KOKKOS_INLINE_FUNCTION bool clip_by_block_rest(Polygon& cell, CellSeed const& se
     // Columns [i_begin, i_end] less the near ones [ci − a, ci + a]: at most two segments.
     int const a = near_half_width(j - cj);
     if (a < 0 ? segment(i_begin, i_end)
-              : segment(i_begin, loom::compat::min(i_end, ci - a - 1)) ||
-                    segment(loom::compat::max(i_begin, ci + a + 1), i_end))
+              : segment(i_begin, sdot::compat::min(i_end, ci - a - 1)) ||
+                    segment(sdot::compat::max(i_begin, ci + a + 1), i_end))
       return true;
   }
   return false;

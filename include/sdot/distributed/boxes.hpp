@@ -9,7 +9,7 @@
 
 #include <loom/ranks.hpp>
 
-#include <sdot/detail/seed_tree.hpp>
+#include <sdot/geometry/seed_tree.hpp>
 #include <sdot/points.hpp>
 
 #include <algorithm>
@@ -87,7 +87,7 @@ Kokkos::View<int*, MemorySpace>
 bisect_into_boxes(ExecutionSpace const& space, loom::Ranks const& ranks,
                   ConstPoints<MemorySpace> positions, std::int64_t first_gid, std::int64_t total) {
   using Policy = Kokkos::RangePolicy<ExecutionSpace>;
-  loom::compat::ScopedRegion region("sdot::bisect_into_boxes");
+  sdot::compat::ScopedRegion region("sdot::bisect_into_boxes");
   int const n = static_cast<int>(positions.extent(0));
   Kokkos::View<int*, MemorySpace> box(Kokkos::view_alloc(space, "sdot::boxes::rank"), n);
   Kokkos::View<int*, MemorySpace> node_of(Kokkos::view_alloc(space, "sdot::boxes::node"), n);
@@ -107,7 +107,7 @@ bisect_into_boxes(ExecutionSpace const& space, loom::Ranks const& ranks,
         Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::boxes::bounds"), nb_nodes, 4);
     Kokkos::View<std::int64_t*, MemorySpace> counts(
         Kokkos::view_alloc(space, "sdot::boxes::counts"), nb_nodes);
-    double const inf = loom::compat::infinity<double>();
+    double const inf = sdot::compat::infinity<double>();
     Kokkos::parallel_for(
         "sdot::boxes::init_bounds", Policy(space, 0, nb_nodes), KOKKOS_LAMBDA(int k) {
           bounds(k, 0) = inf;
@@ -121,10 +121,10 @@ bisect_into_boxes(ExecutionSpace const& space, loom::Ranks const& ranks,
           if (k < 0)
             return;
           Kokkos::atomic_add(&counts(k), std::int64_t(1));
-          loom::compat::atomic_min(&bounds(k, 0), positions(i, 0));
-          loom::compat::atomic_min(&bounds(k, 1), positions(i, 1));
-          loom::compat::atomic_max(&bounds(k, 2), positions(i, 0));
-          loom::compat::atomic_max(&bounds(k, 3), positions(i, 1));
+          sdot::compat::atomic_min(&bounds(k, 0), positions(i, 0));
+          sdot::compat::atomic_min(&bounds(k, 1), positions(i, 1));
+          sdot::compat::atomic_max(&bounds(k, 2), positions(i, 0));
+          sdot::compat::atomic_max(&bounds(k, 3), positions(i, 1));
         });
     auto bounds_host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), bounds);
     auto counts_host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), counts);

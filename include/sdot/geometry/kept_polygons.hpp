@@ -8,9 +8,9 @@
 // the cells without a slot, writing their polygons in place. The polygons are the same bits as
 // those of a second build_cells() pass with polygon output (same code, same inputs).
 
-#include <sdot/detail/cells.hpp>
-#include <sdot/detail/polygon_storage.hpp>
-#include <sdot/detail/scan.hpp>
+#include <sdot/base/scan.hpp>
+#include <sdot/geometry/cells.hpp>
+#include <sdot/geometry/polygon_storage.hpp>
 #include <sdot/points.hpp>
 
 #include <Kokkos_Core.hpp>
@@ -109,7 +109,7 @@ build_cells_keeping_polygons(ExecutionSpace const& space, SeedTree<MemorySpace> 
                              Kokkos::View<int const*, MemorySpace> domain_labels, int capacity,
                              CellOutputs<MemorySpace> const& out, SlotPolygons<MemorySpace>& kept,
                              AbandonBelow<MemorySpace> const& abandon = {}) {
-  loom::compat::ScopedRegion region("sdot::build_cells_keeping_polygons");
+  sdot::compat::ScopedRegion region("sdot::build_cells_keeping_polygons");
   kept = SlotPolygons<MemorySpace>{};
   int const n = tree.size;
   int const domain_size = static_cast<int>(domain_vertices.extent(0));
@@ -117,7 +117,7 @@ build_cells_keeping_polygons(ExecutionSpace const& space, SeedTree<MemorySpace> 
   if (inline_capacity == 0)
     return build_cells(space, tree, domain_vertices, domain_labels, capacity, out, abandon);
 
-  kept = allocate_slot_polygons(space, n, loom::compat::min(inline_capacity, kept_slot_capacity));
+  kept = allocate_slot_polygons(space, n, sdot::compat::min(inline_capacity, kept_slot_capacity));
   Kokkos::View<int*, MemorySpace> overflowed(
       Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::kept::overflowed"), n);
   CellOutputs<MemorySpace> plain = out;
@@ -155,7 +155,7 @@ void kept_cell_polygons(ExecutionSpace const& space, SeedTree<MemorySpace> const
                         Kokkos::View<int*, MemorySpace>& labels,
                         SeedLookup<MemorySpace> const& same_bits = {}) {
   using Policy = Kokkos::RangePolicy<ExecutionSpace>;
-  loom::compat::ScopedRegion region("sdot::kept_cell_polygons");
+  sdot::compat::ScopedRegion region("sdot::kept_cell_polygons");
   int const n = static_cast<int>(vertex_counts.extent(0));
   allocate_polygon_rows(space, vertex_counts, offsets, vertices, labels);
   {

@@ -12,8 +12,8 @@
 // by row (Hilbert order inside a grid cell). Built with a few parallel passes and two stable
 // radix sorts of all the seeds (along the curve, then by grid cell), whatever the blocks' sizes.
 
-#include <sdot/detail/point_bounds.hpp>
-#include <sdot/detail/radix_sort.hpp>
+#include <sdot/base/point_bounds.hpp>
+#include <sdot/base/radix_sort.hpp>
 #include <sdot/points.hpp>
 
 #include <algorithm>
@@ -41,7 +41,7 @@ struct Seed {
 /// spread) it is much tighter near c + g, where the node's cells lie. smin = −∞: no such bound.
 struct TreeNode {
   double xmin, ymin, xmax, ymax, wmax;
-  double gx = 0, gy = 0, kappa_x = 1, kappa_y = 1, smin = -loom::compat::infinity<double>();
+  double gx = 0, gy = 0, kappa_x = 1, kappa_y = 1, smin = -sdot::compat::infinity<double>();
   int block = -1; ///< the block (number in SeedTree::blocks) whose node this is, or -1
   /// Whether the bound along the trend is worth testing: the node's cells lie more than a
   /// quarter of its size away from its seeds (|g| + (|μ_x| + |μ_y|) (h_x + h_y) > (h_x + h_y) / 4);
@@ -51,10 +51,10 @@ struct TreeNode {
   /// Sets `trend` from g and κ (see there).
   KOKKOS_INLINE_FUNCTION void judge_trend() {
     double const size = half_width() + half_height();
-    trend = loom::compat::fabs(gx) + loom::compat::fabs(gy) +
-                    (loom::compat::fabs(kappa_x - 1) + loom::compat::fabs(kappa_y - 1)) * size >
+    trend = sdot::compat::fabs(gx) + sdot::compat::fabs(gy) +
+                    (sdot::compat::fabs(kappa_x - 1) + sdot::compat::fabs(kappa_y - 1)) * size >
                 size / 4 &&
-            smin > -loom::compat::infinity<double>();
+            smin > -sdot::compat::infinity<double>();
   }
 
   KOKKOS_INLINE_FUNCTION bool empty() const { return !(xmin <= xmax); }
@@ -66,16 +66,16 @@ struct TreeNode {
 
 /// A curvature κ = 1 + μ of the trend bound, clamped to [1/16, 10⁴].
 KOKKOS_INLINE_FUNCTION double clamped_curvature(double mu) {
-  return loom::compat::min(loom::compat::max(1 + mu, 1.0 / 16), 1e4);
+  return sdot::compat::min(sdot::compat::max(1 + mu, 1.0 / 16), 1e4);
 }
 
 /// The least value of α t² + 2 k t over t in [−h, h].
 KOKKOS_INLINE_FUNCTION double least_of_quadratic(double alpha, double k, double h) {
   if (alpha > 0) {
-    double const t = loom::compat::min(loom::compat::max(-k / alpha, -h), h);
+    double const t = sdot::compat::min(sdot::compat::max(-k / alpha, -h), h);
     return (alpha * t + 2 * k) * t;
   }
-  return alpha * h * h - 2 * loom::compat::fabs(k) * h;
+  return alpha * h * h - 2 * sdot::compat::fabs(k) * h;
 }
 
 /// smin of `parent` (box, g and κ set) drawn from the bound of `child`, one of its parts: with
@@ -85,9 +85,9 @@ KOKKOS_INLINE_FUNCTION double least_of_quadratic(double alpha, double k, double 
 /// Lowered for rounding.
 KOKKOS_INLINE_FUNCTION double smin_from_part(TreeNode const& parent, TreeNode const& child) {
   if (child.empty())
-    return loom::compat::infinity<double>();
-  if (!(child.smin > -loom::compat::infinity<double>()))
-    return -loom::compat::infinity<double>();
+    return sdot::compat::infinity<double>();
+  if (!(child.smin > -sdot::compat::infinity<double>()))
+    return -sdot::compat::infinity<double>();
   double const dx = child.centre_x() - parent.centre_x();
   double const dy = child.centre_y() - parent.centre_y();
   // The parent's curvature is the same along both axes (bound_from_parts).
@@ -99,11 +99,11 @@ KOKKOS_INLINE_FUNCTION double smin_from_part(TreeNode const& parent, TreeNode co
   double const shift = 2 * (parent.gx * dx + parent.gy * dy) + mu * (dx * dx + dy * dy);
   double const h2 =
       child.half_width() * child.half_width() + child.half_height() * child.half_height();
-  double const scale = loom::compat::fabs(child.smin) + loom::compat::fabs(shift) +
-                       (loom::compat::fabs(alpha_x) + loom::compat::fabs(alpha_y)) * h2 +
-                       2 * (loom::compat::fabs(kx) * child.half_width() +
-                            loom::compat::fabs(ky) * child.half_height());
-  return child.smin + spread - shift - 8 * loom::compat::epsilon<double>() * scale;
+  double const scale = sdot::compat::fabs(child.smin) + sdot::compat::fabs(shift) +
+                       (sdot::compat::fabs(alpha_x) + sdot::compat::fabs(alpha_y)) * h2 +
+                       2 * (sdot::compat::fabs(kx) * child.half_width() +
+                            sdot::compat::fabs(ky) * child.half_height());
+  return child.smin + spread - shift - 8 * sdot::compat::epsilon<double>() * scale;
 }
 
 /// The bound of a node (its box set) from those of its `count` ≤ 4 parts: the curvature and
@@ -123,7 +123,7 @@ KOKKOS_INLINE_FUNCTION void bound_from_parts(TreeNode& node, TreeNode const* par
     }
   node.gx = node.gy = 0;
   node.kappa_x = node.kappa_y = 1;
-  node.smin = -loom::compat::infinity<double>();
+  node.smin = -sdot::compat::infinity<double>();
   if (used == 0)
     return;
   mcx /= used;
@@ -143,12 +143,12 @@ KOKKOS_INLINE_FUNCTION void bound_from_parts(TreeNode& node, TreeNode const* par
   mu = node.kappa_x - 1;
   node.gx = mgx - mu * mcx;
   node.gy = mgy - mu * mcy;
-  if (!(loom::compat::fabs(node.gx) + loom::compat::fabs(node.gy) <
-        loom::compat::infinity<double>()))
+  if (!(sdot::compat::fabs(node.gx) + sdot::compat::fabs(node.gy) <
+        sdot::compat::infinity<double>()))
     node.gx = node.gy = 0;
-  double smin = loom::compat::infinity<double>();
+  double smin = sdot::compat::infinity<double>();
   for (int k = 0; k < count; ++k)
-    smin = loom::compat::min(smin, smin_from_part(node, parts[k]));
+    smin = sdot::compat::min(smin, smin_from_part(node, parts[k]));
   node.smin = smin;
 }
 
@@ -159,10 +159,10 @@ KOKKOS_INLINE_FUNCTION bool solve_small_system(double (&a)[k][k], double (&b)[k]
   for (int c = 0; c < k; ++c) {
     int pivot = c;
     for (int r = c + 1; r < k; ++r)
-      if (loom::compat::fabs(a[r][c]) > loom::compat::fabs(a[pivot][c]))
+      if (sdot::compat::fabs(a[r][c]) > sdot::compat::fabs(a[pivot][c]))
         pivot = r;
-    if (!(loom::compat::fabs(a[pivot][c]) > 0 &&
-          loom::compat::fabs(a[pivot][c]) < loom::compat::infinity<double>()))
+    if (!(sdot::compat::fabs(a[pivot][c]) > 0 &&
+          sdot::compat::fabs(a[pivot][c]) < sdot::compat::infinity<double>()))
       return false;
     for (int m = 0; m < k; ++m) {
       double const t = a[c][m];
@@ -197,18 +197,18 @@ KOKKOS_INLINE_FUNCTION bool solve_small_system(double (&a)[k][k], double (&b)[k]
 /// wmax set; one pass over the seeds for a flat node, three otherwise.
 template <class ForEachSeed>
 KOKKOS_INLINE_FUNCTION void bound_from_seeds(TreeNode& node, ForEachSeed const& for_each_seed) {
-  double wmin = loom::compat::infinity<double>();
-  for_each_seed([&](auto const& p) { wmin = loom::compat::min(wmin, p.w); });
+  double wmin = sdot::compat::infinity<double>();
+  for_each_seed([&](auto const& p) { wmin = sdot::compat::min(wmin, p.w); });
   double const span = node.half_width() + node.half_height();
   node.gx = node.gy = 0;
   node.kappa_x = node.kappa_y = 1;
   if (!(node.wmax - wmin > span * span / 4)) {
-    node.smin = wmin <= node.wmax ? -node.wmax : -loom::compat::infinity<double>(); // none: empty
+    node.smin = wmin <= node.wmax ? -node.wmax : -sdot::compat::infinity<double>(); // none: empty
     return;
   }
   double const cx = node.centre_x(), cy = node.centre_y();
   // The fit in units of the node's half-size (well scaled whatever the coordinates).
-  double const size = loom::compat::max(node.half_width(), node.half_height());
+  double const size = sdot::compat::max(node.half_width(), node.half_height());
   double const unit = size > 0 ? 1 / size : 0;
   // Normal equations of the basis (1, x, y, x², y²), x and y in those units.
   constexpr int terms = 5;
@@ -233,9 +233,9 @@ KOKKOS_INLINE_FUNCTION void bound_from_seeds(TreeNode& node, ForEachSeed const& 
     if (solve_small_system(a, b)) {
       double const gx = -b[1] * unit / 2, gy = -b[2] * unit / 2;
       double const mu_x = -b[3] * unit * unit, mu_y = -b[4] * unit * unit;
-      if (loom::compat::fabs(gx) + loom::compat::fabs(gy) + loom::compat::fabs(mu_x) +
-              loom::compat::fabs(mu_y) <
-          loom::compat::infinity<double>()) {
+      if (sdot::compat::fabs(gx) + sdot::compat::fabs(gy) + sdot::compat::fabs(mu_x) +
+              sdot::compat::fabs(mu_y) <
+          sdot::compat::infinity<double>()) {
         node.gx = gx;
         node.gy = gy;
         node.kappa_x = clamped_curvature(mu_x);
@@ -244,15 +244,15 @@ KOKKOS_INLINE_FUNCTION void bound_from_seeds(TreeNode& node, ForEachSeed const& 
     }
   }
   double const mu_x = node.kappa_x - 1, mu_y = node.kappa_y - 1;
-  double smin = loom::compat::infinity<double>();
+  double smin = sdot::compat::infinity<double>();
   for_each_seed([&](auto const& p) {
     double const ex = p.x - cx, ey = p.y - cy, w = p.w;
     double const slope = 2 * (node.gx * ex + node.gy * ey);
     double const curve_x = mu_x * ex * ex, curve_y = mu_y * ey * ey, curve = curve_x + curve_y;
-    double const scale = loom::compat::fabs(w) + loom::compat::fabs(slope) +
-                         loom::compat::fabs(curve_x) + loom::compat::fabs(curve_y);
+    double const scale = sdot::compat::fabs(w) + sdot::compat::fabs(slope) +
+                         sdot::compat::fabs(curve_x) + sdot::compat::fabs(curve_y);
     smin =
-        loom::compat::min(smin, -w - slope - curve - 8 * loom::compat::epsilon<double>() * scale);
+        sdot::compat::min(smin, -w - slope - curve - 8 * sdot::compat::epsilon<double>() * scale);
   });
   node.smin = smin; // the node has seeds: a node without any is flat
 }
@@ -260,18 +260,18 @@ KOKKOS_INLINE_FUNCTION void bound_from_seeds(TreeNode& node, ForEachSeed const& 
 /// Bounding box, largest weight and number of a set of seeds, gathered one seed or one set at a
 /// time.
 struct NodeStats {
-  double xmin = loom::compat::infinity<double>(), ymin = loom::compat::infinity<double>();
-  double xmax = -loom::compat::infinity<double>(), ymax = -loom::compat::infinity<double>();
-  double wmax = -loom::compat::infinity<double>();
+  double xmin = sdot::compat::infinity<double>(), ymin = sdot::compat::infinity<double>();
+  double xmax = -sdot::compat::infinity<double>(), ymax = -sdot::compat::infinity<double>();
+  double wmax = -sdot::compat::infinity<double>();
   int count = 0;
 
   KOKKOS_INLINE_FUNCTION void add(Seed const& p) { add(NodeStats{p.x, p.y, p.x, p.y, p.w, 1}); }
   KOKKOS_INLINE_FUNCTION void add(NodeStats const& o) {
-    xmin = loom::compat::min(xmin, o.xmin);
-    ymin = loom::compat::min(ymin, o.ymin);
-    xmax = loom::compat::max(xmax, o.xmax);
-    ymax = loom::compat::max(ymax, o.ymax);
-    wmax = loom::compat::max(wmax, o.wmax);
+    xmin = sdot::compat::min(xmin, o.xmin);
+    ymin = sdot::compat::min(ymin, o.ymin);
+    xmax = sdot::compat::max(xmax, o.xmax);
+    ymax = sdot::compat::max(ymax, o.ymax);
+    wmax = sdot::compat::max(wmax, o.wmax);
     count += o.count;
   }
   KOKKOS_INLINE_FUNCTION double area() const { return (xmax - xmin) * (ymax - ymin); }
@@ -409,8 +409,8 @@ struct SeedTree {
                                                 F const& f) const {
     int const span = 2 << level;
     int const i_begin = span * qi, j_begin = span * qj;
-    int const i_end = loom::compat::min(i_begin + span, g.nx);
-    int const j_end = loom::compat::min(j_begin + span, g.ny);
+    int const i_end = sdot::compat::min(i_begin + span, g.nx);
+    int const j_end = sdot::compat::min(j_begin + span, g.ny);
     for (int j = j_begin; j < j_end; ++j)
       if (f(cell_begin(g.cell(i_begin, j)), cell_begin(g.cell(i_end, j))))
         return true;
@@ -672,7 +672,7 @@ void lay_out_quads(ExecutionSpace const& space, SeedTree<MemorySpace>& tree) {
         while (g.quad_columns(l - 1) > 1 || g.quad_rows(l - 1) > 1)
           ++l;
         blocks(b).quad_levels = l;
-        most = loom::compat::max(most, l);
+        most = sdot::compat::max(most, l);
       },
       Kokkos::Max<int>(levels));
   tree.quad_first = Kokkos::View<int*, MemorySpace>(
@@ -777,10 +777,10 @@ void compute_weight_bounds(ExecutionSpace const& space, SeedTree<MemorySpace>& t
         int const j = in_block / g.spans_per_row();
         int const i = in_block % g.spans_per_row() * row_span_cells;
         int const row = g.cell(0, j);
-        int const end = loom::compat::min(i + row_span_cells, g.nx);
-        double w = -loom::compat::infinity<double>();
+        int const end = sdot::compat::min(i + row_span_cells, g.nx);
+        double w = -sdot::compat::infinity<double>();
         for (int t = cell_begin(row + i); t < cell_begin(row + end); ++t)
-          w = loom::compat::max(w, seeds(t).w);
+          w = sdot::compat::max(w, seeds(t).w);
         row_wmax(span) = w;
       });
 
@@ -838,9 +838,9 @@ void compute_weight_bounds(ExecutionSpace const& space, SeedTree<MemorySpace>& t
     Kokkos::parallel_for(
         "sdot::tree::inner_nodes", Policy(space, 1 << level, 2 << level), KOKKOS_LAMBDA(int node) {
           TreeNode const a = nodes(2 * node), b = nodes(2 * node + 1);
-          TreeNode box{loom::compat::min(a.xmin, b.xmin), loom::compat::min(a.ymin, b.ymin),
-                       loom::compat::max(a.xmax, b.xmax), loom::compat::max(a.ymax, b.ymax),
-                       loom::compat::max(a.wmax, b.wmax)};
+          TreeNode box{sdot::compat::min(a.xmin, b.xmin), sdot::compat::min(a.ymin, b.ymin),
+                       sdot::compat::max(a.xmax, b.xmax), sdot::compat::max(a.ymax, b.ymax),
+                       sdot::compat::max(a.wmax, b.wmax)};
           if (level <= finest || nb_blocks == 0) {
             TreeNode const parts[2] = {a, b};
             bound_from_parts(box, parts, 2);
@@ -857,7 +857,7 @@ void compute_weight_bounds(ExecutionSpace const& space, SeedTree<MemorySpace>& t
 template <class ExecutionSpace, class MemorySpace>
 void reweight_seed_tree(ExecutionSpace const& space, SeedTree<MemorySpace>& tree,
                         Kokkos::View<double const*, MemorySpace> weights) {
-  loom::compat::ScopedRegion region("sdot::reweight_seed_tree");
+  sdot::compat::ScopedRegion region("sdot::reweight_seed_tree");
   auto const seeds = tree.seeds;
   auto const index = tree.index;
   Kokkos::parallel_for(
@@ -877,13 +877,13 @@ build_seed_tree(ExecutionSpace const& space, ConstPoints<MemorySpace> positions,
   static_assert(Kokkos::SpaceAccessibility<ExecutionSpace, MemorySpace>::accessible,
                 "build_seed_tree: the seeds must be accessible from the execution space");
   using Policy = Kokkos::RangePolicy<ExecutionSpace>;
-  loom::compat::ScopedRegion region("sdot::build_seed_tree");
+  sdot::compat::ScopedRegion region("sdot::build_seed_tree");
   int const n = static_cast<int>(positions.extent(0));
   SeedTree<MemorySpace> tree;
   tree.size = n;
   tree.depth = tree_depth(n, leaf_size);
   tree.finest_block_level =
-      loom::compat::min(tree.depth, tree_depth(n, loom::compat::max(block_size, 1)));
+      sdot::compat::min(tree.depth, tree_depth(n, sdot::compat::max(block_size, 1)));
   tree.ring = ring_offsets<ExecutionSpace, MemorySpace>(space);
 
   // Hilbert keys on a 2^bits × 2^bits grid over the seeds' bounding box, about 4 grid cells
@@ -894,7 +894,7 @@ build_seed_tree(ExecutionSpace const& space, ConstPoints<MemorySpace> positions,
     ++bits;
   PointBounds const bounds = point_bounds(space, "sdot::tree::bounds", positions);
   double const x0 = bounds.xmin, y0 = bounds.ymin;
-  double const extent = loom::compat::max(bounds.xmax - bounds.xmin, bounds.ymax - bounds.ymin);
+  double const extent = sdot::compat::max(bounds.xmax - bounds.xmin, bounds.ymax - bounds.ymin);
   double const scale = extent > 0 ? ((1 << bits) - 1) / extent : 0;
   Kokkos::View<std::uint32_t*, MemorySpace> keys(
       Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::tree::hilbert_keys"), n);
@@ -923,7 +923,7 @@ build_seed_tree(ExecutionSpace const& space, ConstPoints<MemorySpace> positions,
   Kokkos::View<NodeStats const*, MemorySpace> const finest_stats =
       level_stats(space, tree, Kokkos::View<Seed const*, MemorySpace>(along_curve), finest);
   auto const part_node =
-      choose_blocks(space, finest_stats, loom::compat::max(finest - max_block_merge, 0), finest);
+      choose_blocks(space, finest_stats, sdot::compat::max(finest - max_block_merge, 0), finest);
   tree.finest_block = Kokkos::View<int*, MemorySpace>(
       Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::tree::finest_block"), nb_parts);
   auto const finest_block = tree.finest_block;
@@ -958,16 +958,16 @@ build_seed_tree(ExecutionSpace const& space, ConstPoints<MemorySpace> positions,
           box.add(finest_stats(q));
         double const xmin = box.xmin, ymin = box.ymin, xmax = box.xmax, ymax = box.ymax;
         GridBlock g{0, 0, 1, 1, 1, 1, first_cell, 0};
-        double const wx = xmax - xmin, wy = ymax - ymin, ext = loom::compat::max(wx, wy);
+        double const wx = xmax - xmin, wy = ymax - ymin, ext = sdot::compat::max(wx, wy);
         if (box.count > 0 && ext > 0) {
-          double const target = loom::compat::max(1.0, box.count / grid_occupancy);
+          double const target = sdot::compat::max(1.0, box.count / grid_occupancy);
           // Square cells; never more than `target` along a side (a thin block).
-          double const h = loom::compat::max(loom::compat::sqrt(wx * wy / target), ext / target);
+          double const h = sdot::compat::max(sdot::compat::sqrt(wx * wy / target), ext / target);
           int const nx = static_cast<int>(wx / h) + 1, ny = static_cast<int>(wy / h) + 1;
           double const scale =
-              loom::compat::fmax(xmin, -xmin) + loom::compat::fmax(ymin, -ymin) + 2 * (nx + ny) * h;
+              sdot::compat::fmax(xmin, -xmin) + sdot::compat::fmax(ymin, -ymin) + 2 * (nx + ny) * h;
           g = GridBlock{xmin, ymin, h,          1 / h,
-                        nx,   ny,   first_cell, 16 * loom::compat::epsilon<double>() * scale};
+                        nx,   ny,   first_cell, 16 * sdot::compat::epsilon<double>() * scale};
         } else if (box.count > 0) {
           g.x0 = xmin;
           g.y0 = ymin;

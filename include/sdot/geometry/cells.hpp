@@ -3,10 +3,10 @@
 // storage of a fixed capacity, then, for the cells that overflowed it, passes with a
 // workspace of twice the capacity, until every cell fits. Never truncates a cell.
 
-#include <sdot/detail/canonical_cells.hpp>
-#include <sdot/detail/cell_kernel.hpp>
-#include <sdot/detail/polygon_storage.hpp>
-#include <sdot/detail/scan.hpp>
+#include <sdot/base/scan.hpp>
+#include <sdot/geometry/canonical_cells.hpp>
+#include <sdot/geometry/cell_kernel.hpp>
+#include <sdot/geometry/polygon_storage.hpp>
 #include <sdot/points.hpp>
 
 #include <stdexcept>
@@ -66,7 +66,7 @@ struct AbandonBelow {
   }
   KOKKOS_INLINE_FUNCTION void check(double measure) const {
     if (active() && !(measure >= below))
-      loom::compat::atomic_max(raised.data(), 1);
+      sdot::compat::atomic_max(raised.data(), 1);
   }
 };
 
@@ -193,7 +193,7 @@ CellsReport build_cells(ExecutionSpace const& space, SeedTree<MemorySpace> const
                         Kokkos::View<int const*, MemorySpace> domain_labels, int capacity,
                         CellOutputs<MemorySpace> const& out,
                         AbandonBelow<MemorySpace> const& abandon = {}) {
-  loom::compat::ScopedRegion region("sdot::build_cells");
+  sdot::compat::ScopedRegion region("sdot::build_cells");
   int const n = tree.size;
   CellsReport report;
   Kokkos::View<int*, MemorySpace> overflowed(
@@ -212,7 +212,7 @@ CellsReport build_cells(ExecutionSpace const& space, SeedTree<MemorySpace> const
     }
   } else {
     Kokkos::deep_copy(space, overflowed, 1);
-    next_capacity = loom::compat::max(capacity, domain_size + 2);
+    next_capacity = sdot::compat::max(capacity, domain_size + 2);
   }
   report.final_capacity = inline_capacity;
   rebuild_overflowed_cells(space, step, overflowed, n, next_capacity, inline_capacity > 0, report);

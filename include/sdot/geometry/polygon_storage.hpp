@@ -4,8 +4,8 @@
 // step" functor provides `void operator()(Polygon& cell, int k) const`; these wrappers give it
 // a polygon of the right storage for work item k.
 
-#include <sdot/detail/polygon.hpp>
-#include <sdot/detail/scan.hpp>
+#include <sdot/base/scan.hpp>
+#include <sdot/geometry/polygon.hpp>
 #include <sdot/points.hpp>
 
 namespace sdot::detail {

@@ -5,7 +5,7 @@
 // version and backend (Kokkos::sort's interface changed between 3.4 and 4.x). Stability
 // makes the order of equal keys the order of their indices: the result is deterministic.
 
-#include <loom/kokkos_compat.hpp>
+#include <sdot/base/kokkos_compat.hpp>
 
 #include <cstdint>
 #include <type_traits>
@@ -49,8 +49,8 @@ stable_sort_permutation(ExecutionSpace const& space, Kokkos::View<Key const*, Me
   Kokkos::View<Key const*, MemorySpace> key = keys;
 
   // Each block is scanned serially by one thread, so that equal digits keep their order.
-  int const threads = loom::compat::concurrency(space);
-  int const block = loom::compat::max(radix, loom::compat::min(1 << 16, n / (4 * threads) + 1));
+  int const threads = sdot::compat::concurrency(space);
+  int const block = sdot::compat::max(radix, sdot::compat::min(1 << 16, n / (4 * threads) + 1));
   int const nb_blocks = (n + block - 1) / block;
   Kokkos::View<int*, MemorySpace> offsets(Kokkos::view_alloc(space, "sdot::sort::digit_offsets"),
                                           std::size_t(radix) * nb_blocks);
@@ -62,7 +62,7 @@ stable_sort_permutation(ExecutionSpace const& space, Kokkos::View<Key const*, Me
       Kokkos::deep_copy(space, offsets, 0);
     Kokkos::parallel_for(
         "sdot::sort::count_digits", Policy(space, 0, nb_blocks), KOKKOS_LAMBDA(int b) {
-          int end = loom::compat::min(n, (b + 1) * block);
+          int end = sdot::compat::min(n, (b + 1) * block);
           for (int i = b * block; i < end; ++i)
             ++offsets(static_cast<int>((key(i) >> shift) & mask) * nb_blocks + b);
         });
@@ -77,7 +77,7 @@ stable_sort_permutation(ExecutionSpace const& space, Kokkos::View<Key const*, Me
     auto const key_next = buffers[pass % 2];
     Kokkos::parallel_for(
         "sdot::sort::scatter", Policy(space, 0, nb_blocks), KOKKOS_LAMBDA(int b) {
-          int end = loom::compat::min(n, (b + 1) * block);
+          int end = sdot::compat::min(n, (b + 1) * block);
           for (int i = b * block; i < end; ++i) {
             Key const k = key(i);
             int const to = offsets(static_cast<int>((k >> shift) & mask) * nb_blocks + b)++;

@@ -1,7 +1,7 @@
 #pragma once
 // The bounding box of points [n, 2].
 
-#include <loom/kokkos_compat.hpp>
+#include <sdot/base/kokkos_compat.hpp>
 
 #include <Kokkos_Core.hpp>
 
@@ -24,8 +24,8 @@ PointBounds point_bounds(ExecutionSpace const& space, std::string const& label,
     Kokkos::parallel_reduce(
         label, Kokkos::RangePolicy<ExecutionSpace>(space, 0, n),
         KOKKOS_LAMBDA(int i, Kokkos::MinMaxScalar<double>& r) {
-          r.min_val = loom::compat::min(r.min_val, points(i, axis));
-          r.max_val = loom::compat::max(r.max_val, points(i, axis));
+          r.min_val = sdot::compat::min(r.min_val, points(i, axis));
+          r.max_val = sdot::compat::max(r.max_val, points(i, axis));
         },
         Kokkos::MinMax<double>(bounds[axis]));
   return {bounds[0].min_val, bounds[1].min_val, bounds[0].max_val, bounds[1].max_val};

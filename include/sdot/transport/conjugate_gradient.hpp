@@ -4,7 +4,7 @@
 // fused vector updates, or any symmetric positive definite preconditioner with
 // apply(space, r, z) (z = M⁻¹ r, this process's rows), e.g. AggregationMultigrid.
 
-#include <sdot/detail/halo.hpp>
+#include <sdot/transport/halo.hpp>
 
 #include <KokkosBlas1_dot.hpp>
 #include <KokkosSparse_spmv.hpp>
@@ -33,7 +33,7 @@ struct ConjugateGradientUpdate {
     dst.rr += src.rr;
     dst.rz += src.rz;
   }
-  LOOM_COMPAT_VOLATILE_JOIN(Sums)
+  SDOT_COMPAT_VOLATILE_JOIN(Sums)
   KOKKOS_INLINE_FUNCTION void operator()(int i, Sums& sums) const {
     x(i) += alpha * p(i);
     double const ri = r(i) - alpha * q(i);
@@ -98,7 +98,7 @@ conjugate_gradient(ExecutionSpace const& space, loom::Ranks const& ranks, Matrix
   using memory_space = typename ExecutionSpace::memory_space;
   using Vector = Kokkos::View<double*, Kokkos::LayoutLeft, memory_space>;
   using Policy = Kokkos::RangePolicy<ExecutionSpace>;
-  loom::compat::ScopedRegion region("sdot::conjugate_gradient");
+  sdot::compat::ScopedRegion region("sdot::conjugate_gradient");
   int const n = static_cast<int>(b.extent(0));
   auto alloc = [&](char const* label, int size) {
     return Vector(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, std::string(label)), size);

@@ -3,7 +3,7 @@
 // that each process draws its own block of seeds, and the cloud is the same whatever the
 // number of processes and the execution space.
 
-#include <loom/kokkos_compat.hpp>
+#include <sdot/base/kokkos_compat.hpp>
 
 #include <Kokkos_Core.hpp>
 
@@ -54,7 +54,7 @@ void fill_uniform_cloud(ExecutionSpace const& space, Positions const& positions,
       Kokkos::SpaceAccessibility<ExecutionSpace, typename Positions::memory_space>::accessible &&
           Kokkos::SpaceAccessibility<ExecutionSpace, typename Weights::memory_space>::accessible,
       "sdot::apps::fill_uniform_cloud: Views the execution space can access");
-  loom::compat::ScopedRegion region("sdot::apps::fill_uniform_cloud");
+  sdot::compat::ScopedRegion region("sdot::apps::fill_uniform_cloud");
   std::int64_t const n = static_cast<std::int64_t>(positions.extent(0));
   Kokkos::parallel_for(
       "sdot::apps::fill_uniform_cloud",

@@ -9,10 +9,10 @@
 // removed, the polygon starts at its least vertex, and its area and centroid are summed in that
 // order. What is left depends on the seeds and the domain only.
 
-#include <sdot/detail/polygon.hpp>
-#include <sdot/detail/polygon_storage.hpp>
-#include <sdot/detail/radix_sort.hpp>
-#include <sdot/detail/scan.hpp>
+#include <sdot/base/radix_sort.hpp>
+#include <sdot/base/scan.hpp>
+#include <sdot/geometry/polygon.hpp>
+#include <sdot/geometry/polygon_storage.hpp>
 #include <sdot/points.hpp>
 
 #include <loom/ranks.hpp>
@@ -133,11 +133,11 @@ canonical_polygon(Rows const& rows, int m, double sx, double sy, double sw,
       line(k, nbx, nby, cb);
       double const det = nax * nby - nay * nbx;
       double const ux = (ca * nby - cb * nay) / det, uy = (nax * cb - nbx * ca) / det;
-      if (loom::compat::fabs(ux) + loom::compat::fabs(uy) < loom::compat::infinity<double>()) {
+      if (sdot::compat::fabs(ux) + sdot::compat::fabs(uy) < sdot::compat::infinity<double>()) {
         rows.x(k) = ux;
         rows.y(k) = uy;
       }
-      size = loom::compat::max(size, loom::compat::fabs(rows.x(k)) + loom::compat::fabs(rows.y(k)));
+      size = sdot::compat::max(size, sdot::compat::fabs(rows.x(k)) + sdot::compat::fabs(rows.y(k)));
     }
   };
   recompute();
@@ -149,8 +149,8 @@ canonical_polygon(Rows const& rows, int m, double sx, double sy, double sw,
     removed = false;
     for (int k = 0; k < m && !removed; ++k) {
       int const next = k + 1 == m ? 0 : k + 1;
-      if (loom::compat::fabs(rows.x(next) - rows.x(k)) +
-              loom::compat::fabs(rows.y(next) - rows.y(k)) >
+      if (sdot::compat::fabs(rows.x(next) - rows.x(k)) +
+              sdot::compat::fabs(rows.y(next) - rows.y(k)) >
           tolerance)
         continue;
       for (int q = k; q + 1 < m; ++q)
@@ -343,7 +343,7 @@ Polygons canonical_cells(
     Points<typename ExecutionSpace::memory_space> centroids) {
   using MemorySpace = typename ExecutionSpace::memory_space;
   using Policy = Kokkos::RangePolicy<ExecutionSpace>;
-  loom::compat::ScopedRegion region("sdot::canonical_cells");
+  sdot::compat::ScopedRegion region("sdot::canonical_cells");
   int const n = static_cast<int>(positions.extent(0));
   auto const lookup = seed_lookup(space, ranks, positions, weights, first,
                                   Kokkos::View<int const*, MemorySpace>(polygons.edge_sources));

@@ -2,7 +2,7 @@
 /// @file
 /// The one place where sdot and loom deal with differences between Kokkos versions
 /// (3.4 as shipped by Debian 12, 4.x and 5.x as brought by users). Everything that
-/// changed name or namespace between versions goes through `loom::compat`.
+/// changed name or namespace between versions goes through `sdot::compat`.
 
 #include <Kokkos_Core.hpp>
 #include <Kokkos_NumericTraits.hpp>
@@ -14,17 +14,17 @@
 /// `void join(T& dst, T const& src) const`: Kokkos 3.x also calls join on volatile
 /// references, which Kokkos 4 refuses; this adds that overload where it is needed.
 #if KOKKOS_VERSION < 40000
-#define LOOM_COMPAT_VOLATILE_JOIN(T)                                                               \
+#define SDOT_COMPAT_VOLATILE_JOIN(T)                                                               \
   KOKKOS_INLINE_FUNCTION void join(volatile T& dst, volatile T const& src) const {                 \
     T d = const_cast<T const&>(dst);                                                               \
     join(d, const_cast<T const&>(src));                                                            \
     const_cast<T&>(dst) = d;                                                                       \
   }
 #else
-#define LOOM_COMPAT_VOLATILE_JOIN(T)
+#define SDOT_COMPAT_VOLATILE_JOIN(T)
 #endif
 
-namespace loom::compat {
+namespace sdot::compat {
 
 #if KOKKOS_VERSION >= 30700
 using Kokkos::fabs;
@@ -128,4 +128,4 @@ auto host_mirror_no_init(View const& src) {
   }
 }
 
-} // namespace loom::compat
+} // namespace sdot::compat

@@ -4,8 +4,8 @@
 // of this process references.
 
 #include <loom/error.hpp>
-#include <loom/kokkos_compat.hpp>
 #include <loom/ranks.hpp>
+#include <sdot/base/kokkos_compat.hpp>
 
 #include <Kokkos_Core.hpp>
 
@@ -132,7 +132,7 @@ public:
        Kokkos::View<int const*, memory_space> global_columns,
        Kokkos::View<int*, memory_space> extended_columns)
       : ranks_(ranks), local_size_(blocks.local_size()) {
-    loom::compat::ScopedRegion region("sdot::Halo::build");
+    sdot::compat::ScopedRegion region("sdot::Halo::build");
     int const n = static_cast<int>(global_columns.extent(0));
     int const begin = static_cast<int>(blocks.begin()), end = static_cast<int>(blocks.end());
     // Remote columns, unique and sorted: they are grouped by owner since blocks are ordered.
@@ -201,7 +201,7 @@ public:
         "sdot::Halo: the vector must be accessible from the execution space");
     if (ranks_.process_count() == 1)
       return;
-    loom::compat::ScopedRegion region("sdot::Halo::update");
+    sdot::compat::ScopedRegion region("sdot::Halo::update");
     using Policy = Kokkos::RangePolicy<ExecutionSpace>;
     int const components = View::rank == 1 ? 1 : static_cast<int>(extended.extent(1));
     int const nsend = static_cast<int>(send_rows_.extent(0));
@@ -212,8 +212,8 @@ public:
                      nsend, components);
       recv_ = Buffer(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::Halo::recv"),
                      nrecv, components);
-      send_host_ = loom::compat::host_mirror_no_init(send_);
-      recv_host_ = loom::compat::host_mirror_no_init(recv_);
+      send_host_ = sdot::compat::host_mirror_no_init(send_);
+      recv_host_ = sdot::compat::host_mirror_no_init(recv_);
     }
     auto const send = send_, recv = recv_;
     auto const send_host = send_host_, recv_host = recv_host_;
@@ -256,7 +256,7 @@ private:
   // The exchange's buffers, allocated by the first update (and again when the number of
   // components changes), reused by the next ones.
   mutable Buffer send_, recv_;
-  using HostBuffer = decltype(loom::compat::host_mirror_no_init(std::declval<Buffer>()));
+  using HostBuffer = decltype(sdot::compat::host_mirror_no_init(std::declval<Buffer>()));
   mutable HostBuffer send_host_, recv_host_;
 };
 

@@ -14,13 +14,13 @@
 #include <loom/distribute.hpp>
 #include <loom/ranks.hpp>
 
-#include <sdot/detail/boxes.hpp>
-#include <sdot/detail/cell_kernel.hpp>
-#include <sdot/detail/cells.hpp>
-#include <sdot/detail/phase_clock.hpp>
-#include <sdot/detail/polygon_storage.hpp>
-#include <sdot/detail/radix_sort.hpp>
-#include <sdot/detail/scan.hpp>
+#include <sdot/base/phase_clock.hpp>
+#include <sdot/base/radix_sort.hpp>
+#include <sdot/base/scan.hpp>
+#include <sdot/distributed/boxes.hpp>
+#include <sdot/geometry/cell_kernel.hpp>
+#include <sdot/geometry/cells.hpp>
+#include <sdot/geometry/polygon_storage.hpp>
 #include <sdot/points.hpp>
 
 #include <cmath>
@@ -141,7 +141,7 @@ inline int rank_top_levels_for(int ranks, std::int64_t seeds) {
 /// empty nodes.
 template <class MemorySpace>
 std::vector<TreeNode> tree_top_nodes(SeedTree<MemorySpace> const& tree, int count, int levels) {
-  double const inf = loom::compat::infinity<double>();
+  double const inf = sdot::compat::infinity<double>();
   int const per_rank = 2 << levels;
   std::vector<TreeNode> top(per_rank, TreeNode{inf, inf, -inf, -inf, -inf});
   if (count == 0)
@@ -411,7 +411,7 @@ struct TravelStep {
   KOKKOS_FUNCTION int count_cutting_ranks(Polygon const& cell, CellSeed const& seed, int rank,
                                           int visited, int limit) const {
     int count = 0;
-    double const everywhere = loom::compat::infinity<double>();
+    double const everywhere = sdot::compat::infinity<double>();
     for_each_cutting_rank(cell, seed, rank, visited, everywhere, [&](int, double) {
       ++count;
       return count <= limit;
@@ -423,7 +423,7 @@ struct TravelStep {
   KOKKOS_FUNCTION int nearest_cutting_rank(Polygon const& cell, CellSeed const& seed, int rank,
                                            int visited) const {
     int nearest = -1;
-    double nearest_d2 = loom::compat::infinity<double>();
+    double nearest_d2 = sdot::compat::infinity<double>();
     for_each_cutting_rank(cell, seed, rank, visited, nearest_d2, [&](int q, double d2) {
       nearest = q;
       nearest_d2 = d2;
@@ -582,7 +582,7 @@ struct TravelStep {
     int const p = pending_index(k);
     write_cell(pending, p, message_probe, seed, cell, p, rank);
     int copy = row;
-    double const everywhere = loom::compat::infinity<double>();
+    double const everywhere = sdot::compat::infinity<double>();
     for_each_cutting_rank(cell, seed, rank, visited, everywhere, [&](int q, double) {
       write_cell(outbox, copy, message_probe, seed, cell, p, rank);
       dest(copy) = q;
@@ -670,11 +670,11 @@ public:
   /// Measures and centroids of this process's seeds; `phases` times the boxes, the cells and
   /// the results.
   DistributedOutputs<memory_space> run(PhaseClock& phases, bool with_polygons = false,
-                                       double abandon_below = -loom::compat::infinity<double>()) {
+                                       double abandon_below = -sdot::compat::infinity<double>()) {
     with_polygons_ = with_polygons;
     abandon_below_ = abandon_below;
     abandoned_ = false;
-    loom::compat::ScopedRegion region("sdot::travelling_cells");
+    sdot::compat::ScopedRegion region("sdot::travelling_cells");
     int const n = static_cast<int>(positions_.extent(0));
     // Global numbering: this process's seeds follow those of the processes before it.
     std::vector<std::int64_t> block_sizes = ranks_.allgather(std::vector<std::int64_t>{n});
@@ -1041,7 +1041,7 @@ public:
     step.rank_tree = rank_tree_;
     step.rank_top_nodes = rank_top_nodes_;
     step.rank_top_levels = rank_top_levels_;
-    if (abandon_below_ > -loom::compat::infinity<double>()) {
+    if (abandon_below_ > -sdot::compat::infinity<double>()) {
       step.abandon.raised =
           Kokkos::View<int, memory_space>(Kokkos::view_alloc(space_, "sdot::travel::abandon"));
       step.abandon.below = abandon_below_;
@@ -1394,7 +1394,7 @@ private:
   /// again when packed.
   int kept_slots_ = 0;
   bool with_polygons_ = false;
-  double abandon_below_ = -loom::compat::infinity<double>(); ///< of the current run
+  double abandon_below_ = -sdot::compat::infinity<double>(); ///< of the current run
   bool abandoned_ = false;                                   ///< the last run gave up
   VertexHeap<memory_space> vertex_heap_; ///< of the finished cells, with polygons
   TravelStatistics<memory_space> statistics_;

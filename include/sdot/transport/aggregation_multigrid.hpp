@@ -20,11 +20,11 @@
 // symmetric positive semi-definite terms plus the smoother's positive definite part, so the
 // preconditioner is symmetric positive definite for ω ∈ (0, 1].
 
-#include <sdot/detail/point_bounds.hpp>
-#include <sdot/detail/radix_sort.hpp>
-#include <sdot/detail/scan.hpp>
+#include <sdot/base/point_bounds.hpp>
+#include <sdot/base/radix_sort.hpp>
+#include <sdot/base/scan.hpp>
 
-#include <loom/kokkos_compat.hpp>
+#include <sdot/base/kokkos_compat.hpp>
 
 #include <Kokkos_Core.hpp>
 
@@ -66,7 +66,7 @@ Kokkos::View<int*, typename ExecutionSpace::memory_space> morton_order(Execution
   int const n = static_cast<int>(points.extent(0));
   PointBounds const bounds = point_bounds(space, "sdot::mg::bounds", points);
   double const x0 = bounds.xmin, y0 = bounds.ymin;
-  double const extent = n > 0 ? loom::compat::fmax(bounds.xmax - x0, bounds.ymax - y0) : 0.0;
+  double const extent = n > 0 ? sdot::compat::fmax(bounds.xmax - x0, bounds.ymax - y0) : 0.0;
   double const scale = extent > 0 ? double((1 << 20) - 1) / extent : 0.0;
   Kokkos::View<std::uint64_t*, MemorySpace> keys(
       Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::mg::morton"), n);
@@ -348,7 +348,7 @@ public:
                        Kokkos::View<int*, memory_space> order, bool singular,
                        AggregationOptions const& options = {})
       : options_(options) {
-    loom::compat::ScopedRegion region("sdot::AggregationMultigrid::setup");
+    sdot::compat::ScopedRegion region("sdot::AggregationMultigrid::setup");
     order_ = order;
     levels_.push_back(mg_fine_level(space, matrix, diagonal, order));
     while (levels_.back().size > options_.coarsest_size && options_.aggregate_size > 1) {
@@ -382,7 +382,7 @@ public:
   /// z = M⁻¹ r (this process's rows).
   template <class R, class Z>
   void apply(ExecutionSpace const& space, R const& r, Z const& z) const {
-    loom::compat::ScopedRegion region("sdot::AggregationMultigrid::apply");
+    sdot::compat::ScopedRegion region("sdot::AggregationMultigrid::apply");
     if (order_.extent(0) == 0) {
       cycle(space, 0, r, z);
       return;
@@ -506,7 +506,7 @@ public:
               d -= factor(j, k) * factor(j, k);
             if (!(d > 1e-12 * original))
               d = original > 0 ? original : 1.0;
-            double const pivot = loom::compat::sqrt(d);
+            double const pivot = sdot::compat::sqrt(d);
             factor(j, j) = pivot;
             for (int i = j + 1; i < m; ++i) {
               double s = factor(i, j);
