@@ -93,7 +93,7 @@ struct OptimalTransportOptions {
   /// Preconditioner of the conjugate gradient.
   CgPreconditioner preconditioner = CgPreconditioner::aggregation;
   /// Settings of CgPreconditioner::aggregation.
-  detail::AggregationOptions aggregation;
+  AggregationOptions aggregation;
   /// Called after every Newton step (and once for the initial weights) on every process.
   std::function<void(NewtonProgress const&)> progress;
 };
@@ -386,6 +386,35 @@ void linear_combination(ExecutionSpace const& space, Out const& out, A const& a,
 } // namespace detail
 
 namespace detail {
+/// Throws std::invalid_argument naming the first option out of its range, and its value.
+inline void check_transport_options(OptimalTransportOptions const& o) {
+  auto check = [](bool ok, char const* name, double value, char const* range) {
+    if (ok)
+      return;
+    std::ostringstream msg;
+    msg.precision(17);
+    msg << "sdot::OptimalTransport: options." << name << " is " << value << ": it must be "
+        << range;
+    throw std::invalid_argument(msg.str());
+  };
+  check(o.tol > 0, "tol", o.tol, "positive");
+  check(o.min_mass_fraction > 0 && o.min_mass_fraction < 1, "min_mass_fraction",
+        o.min_mass_fraction, "in (0, 1)");
+  check(o.cg_tol > 0 && o.cg_tol < 1, "cg_tol", o.cg_tol, "in (0, 1)");
+  check(o.max_cg_tol >= o.cg_tol && o.max_cg_tol < 1, "max_cg_tol", o.max_cg_tol, "in [cg_tol, 1)");
+  check(o.max_newton >= 0, "max_newton", o.max_newton, "≥ 0");
+  check(o.max_halvings >= 0, "max_halvings", o.max_halvings, "≥ 0");
+  check(o.max_cg >= 1, "max_cg", o.max_cg, "≥ 1");
+  auto const& a = o.aggregation;
+  check(a.aggregate_size >= 2, "aggregation.aggregate_size", a.aggregate_size, "≥ 2");
+  check(a.coarsest_size >= 1, "aggregation.coarsest_size", a.coarsest_size, "≥ 1");
+  check(a.sweeps >= 1, "aggregation.sweeps", a.sweeps, "≥ 1");
+  check(a.omega > 0 && a.omega <= 1, "aggregation.omega", a.omega, "in (0, 1]");
+  check(a.coarse_scale > 0 && a.coarse_scale < 2, "aggregation.coarse_scale", a.coarse_scale,
+        "in (0, 2)");
+  check(a.cycle >= 1, "aggregation.cycle", a.cycle, "≥ 1");
+}
+
 /// The message of EmptyCellError for seed `index`.
 inline std::string empty_cell_message(std::int64_t index) {
   return "sdot::OptimalTransport: cell " + std::to_string(index) +
@@ -432,18 +461,7 @@ solve_optimal_transport(Cells& cells,
   int const n = static_cast<int>(positions.extent(0));
   double const area = cells.domain_area();
 
-  if (!(options.tol > 0) || !(options.min_mass_fraction > 0 && options.min_mass_fraction < 1) ||
-      !(options.cg_tol > 0 && options.cg_tol < 1) ||
-      !(options.max_cg_tol >= options.cg_tol && options.max_cg_tol < 1) || options.max_newton < 0 ||
-      options.max_halvings < 0 || options.max_cg < 1 || options.aggregation.aggregate_size < 2 ||
-      options.aggregation.coarsest_size < 1 || options.aggregation.sweeps < 1 ||
-      !(options.aggregation.omega > 0 && options.aggregation.omega <= 1) ||
-      !(options.aggregation.coarse_scale > 0 && options.aggregation.coarse_scale < 2))
-    throw std::invalid_argument(
-        "sdot::OptimalTransport: options need tol > 0, 0 < min_mass_fraction < 1, 0 < cg_tol < 1, "
-        "cg_tol ≤ max_cg_tol < 1, max_newton ≥ 0, max_halvings ≥ 0, max_cg ≥ 1, and for the "
-        "aggregation preconditioner aggregate_size ≥ 2, coarsest_size ≥ 1, sweeps ≥ 1, "
-        "0 < omega ≤ 1, 0 < coarse_scale < 2");
+  detail::check_transport_options(options);
   detail::validate_target_masses(space, ranks, n, targets, area);
   bool const given = initial_weights.data() != nullptr || initial_weights.extent(0) > 0;
   if (given && static_cast<int>(initial_weights.extent(0)) != n)

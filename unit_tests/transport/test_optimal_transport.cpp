@@ -183,6 +183,46 @@ TEST(OptimalTransport, RefusesBadTargets) {
   expect_error(bad, {"50 positions", "49 target masses"});
 }
 
+TEST(OptimalTransport, NamesTheOptionOutOfItsRange) {
+  auto const c = uniform_cloud(50, 0, 29);
+  auto expect_error = [&](auto change, std::vector<std::string> const& words) {
+    sdot::OptimalTransportOptions options;
+    change(options);
+    sdot::OptimalTransport<> ot(positions_view(c), view_of(uniform_targets(c.x.size())),
+                                unit_square(), {}, options);
+    try {
+      ot.solve();
+      ADD_FAILURE() << "no error for " << words[0];
+    } catch (std::invalid_argument const& e) {
+      for (auto const& w : words)
+        EXPECT_NE(std::string(e.what()).find(w), std::string::npos)
+            << "'" << w << "' missing from: " << e.what();
+    }
+  };
+  using O = sdot::OptimalTransportOptions;
+  expect_error([](O& o) { o.tol = 0; }, {"options.tol is 0", "positive"});
+  expect_error([](O& o) { o.tol = std::nan(""); }, {"options.tol is nan"});
+  expect_error([](O& o) { o.min_mass_fraction = 1; }, {"options.min_mass_fraction is 1"});
+  expect_error([](O& o) { o.cg_tol = 2; }, {"options.cg_tol is 2", "(0, 1)"});
+  expect_error([](O& o) { o.max_cg_tol = 1e-4; }, {"options.max_cg_tol is 0.0001", "[cg_tol"});
+  expect_error([](O& o) { o.max_newton = -1; }, {"options.max_newton is -1"});
+  expect_error([](O& o) { o.max_halvings = -3; }, {"options.max_halvings is -3"});
+  expect_error([](O& o) { o.max_cg = 0; }, {"options.max_cg is 0"});
+  expect_error([](O& o) { o.aggregation.aggregate_size = 1; },
+               {"options.aggregation.aggregate_size is 1", "≥ 2"});
+  expect_error([](O& o) { o.aggregation.coarsest_size = 0; },
+               {"options.aggregation.coarsest_size is 0"});
+  expect_error([](O& o) { o.aggregation.sweeps = 0; }, {"options.aggregation.sweeps is 0"});
+  expect_error([](O& o) { o.aggregation.omega = 1.5; }, {"options.aggregation.omega is 1.5"});
+  expect_error([](O& o) { o.aggregation.coarse_scale = 2; },
+               {"options.aggregation.coarse_scale is 2"});
+  expect_error([](O& o) { o.aggregation.cycle = 0; }, {"options.aggregation.cycle is 0"});
+  // Good options solve.
+  sdot::OptimalTransport<> ot(positions_view(c), view_of(uniform_targets(c.x.size())),
+                              unit_square());
+  EXPECT_LE(ot.solve().statistics.max_error, 1e-10);
+}
+
 TEST(OptimalTransport, RefusesAnEmptyStartingCell) {
   Cloud c = uniform_cloud(30, 0, 28);
   c.x[12] = c.x[4]; // coincident seeds: cell 12 is empty at zero weights
@@ -361,7 +401,7 @@ sdot::detail::AggregationMultigrid<Kokkos::DefaultExecutionSpace>
 test_multigrid(Kokkos::DefaultExecutionSpace const& space, Jacobian const& jacobian,
                Cloud const& c) {
   auto const order = sdot::detail::morton_order(space, sdot::ConstPoints<>(positions_view(c)));
-  sdot::detail::AggregationOptions options;
+  sdot::AggregationOptions options;
   options.coarsest_size = 16;
   sdot::detail::AggregationMultigrid<Kokkos::DefaultExecutionSpace> multigrid(
       space, jacobian.extended, jacobian.diagonal, order, true, options);

@@ -111,7 +111,7 @@ std::vector<double> solve_laplacian(loom::Ranks const& ranks, int k, int begin, 
     }
     Kokkos::deep_copy(positions, h);
     auto const order = sdot::detail::morton_order(space, sdot::ConstPoints<>(positions));
-    sdot::detail::AggregationOptions options;
+    sdot::AggregationOptions options;
     options.coarsest_size = 20;
     sdot::detail::AggregationMultigrid<Space> multigrid(space, matrix, view_of(diagonal), order,
                                                         false, options);

@@ -24,6 +24,7 @@
 #include <sdot/base/radix_sort.hpp>
 #include <sdot/base/scan.hpp>
 
+#include <sdot/aggregation_options.hpp>
 #include <sdot/base/kokkos_compat.hpp>
 
 #include <Kokkos_Core.hpp>
@@ -33,18 +34,6 @@
 #include <vector>
 
 namespace sdot::detail {
-
-struct AggregationOptions {
-  int aggregate_size = 4;
-  int coarsest_size = 256;
-  int sweeps = 1;
-  double omega = 2.0 / 3.0;
-  double coarse_scale = 1.5;
-  /// Visits of each coarse level per visit of the level above: 1, a V-cycle; 2, a W-cycle
-  /// (default: about 40 % fewer CG iterations for about 1.5× the work per cycle; uniform 1e5,
-  /// 168 → 99 iterations, the linear solves 10 % faster).
-  int cycle = 2;
-};
 
 /// 40-bit Morton code of a point given as two 20-bit integers.
 KOKKOS_INLINE_FUNCTION std::uint64_t morton_spread(std::uint64_t v) {

@@ -1,0 +1,26 @@
+#pragma once
+/// @file
+/// Settings of the transport solver's multilevel aggregation preconditioner
+/// (CgPreconditioner::aggregation).
+
+namespace sdot {
+
+/// Settings of the multilevel aggregation preconditioner (docs/transport.md, "The
+/// preconditioner"). OptimalTransport checks each one and names the first out of its range.
+struct AggregationOptions {
+  /// Nodes per aggregate (consecutive along a Z-order curve), ≥ 2.
+  int aggregate_size = 4;
+  /// Nodes of the coarsest level at most (a dense Cholesky factorisation there), ≥ 1.
+  int coarsest_size = 256;
+  /// Damped Jacobi sweeps before and after the coarse correction, ≥ 1.
+  int sweeps = 1;
+  /// Damping of the Jacobi sweeps, in (0, 1].
+  double omega = 2.0 / 3.0;
+  /// Scale of the coarse correction (unsmoothed aggregation under-corrects), in (0, 2).
+  double coarse_scale = 1.5;
+  /// Visits of each coarse level per visit of the level above, ≥ 1: 1, a V-cycle; 2, a
+  /// W-cycle (the default: about 40 % fewer CG iterations for about 1.5× the work per cycle).
+  int cycle = 2;
+};
+
+} // namespace sdot
