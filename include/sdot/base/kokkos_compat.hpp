@@ -7,8 +7,20 @@
 #include <Kokkos_Core.hpp>
 #include <Kokkos_NumericTraits.hpp>
 
+#if __has_include(<KokkosKernels_config.h>)
+#include <KokkosKernels_config.h>
+#endif
+
 #include <cstdint>
 #include <string>
+
+/// Whether Kokkos-Kernels' spmv and dot take an execution space instance (4.2 and later; 3.x
+/// has no KOKKOSKERNELS_VERSION).
+#if defined(KOKKOSKERNELS_VERSION) && KOKKOSKERNELS_VERSION >= 40200
+#define SDOT_COMPAT_KERNELS_TAKE_INSTANCES 1
+#else
+#define SDOT_COMPAT_KERNELS_TAKE_INSTANCES 0
+#endif
 
 /// Inside a reduction functor whose value type T is a struct with a member
 /// `void join(T& dst, T const& src) const`: Kokkos 3.x also calls join on volatile
@@ -126,6 +138,25 @@ auto host_mirror_no_init(View const& src) {
     return host_mirror_t<View>(Kokkos::view_alloc(Kokkos::WithoutInitializing, src.label()),
                                src.layout());
   }
+}
+
+/// A Kokkos-Kernels call on the instance `space`: `with_instance(space)` where the library
+/// takes one (SDOT_COMPAT_KERNELS_TAKE_INSTANCES), else `without_instance()` on the default
+/// instance, between a fence of `space` and one of the default instance, so that it keeps its
+/// place among the kernels of `space`. `with_instance` is a generic lambda, compiled only where
+/// it is called.
+template <class ExecutionSpace, class WithInstance, class WithoutInstance>
+void kernels_on(ExecutionSpace const& space, WithInstance&& with_instance,
+                WithoutInstance&& without_instance) {
+#if SDOT_COMPAT_KERNELS_TAKE_INSTANCES
+  (void)without_instance;
+  with_instance(space);
+#else
+  (void)with_instance;
+  space.fence();
+  without_instance();
+  Kokkos::fence();
+#endif
 }
 
 } // namespace sdot::compat

@@ -4,6 +4,7 @@
 // fused vector updates, or any symmetric positive definite preconditioner with
 // apply(space, r, z) (z = M⁻¹ r, this process's rows), e.g. AggregationMultigrid.
 
+#include <sdot/base/kokkos_compat.hpp>
 #include <sdot/transport/halo.hpp>
 
 #include <KokkosBlas1_dot.hpp>
@@ -107,14 +108,27 @@ conjugate_gradient(ExecutionSpace const& space, loom::Ranks const& ranks, Matrix
   Vector inverse_diagonal = alloc("sdot::cg::inverse_diagonal", n);
   Vector p_extended = alloc("sdot::cg::p", n + halo.size());
   auto p = Kokkos::subview(p_extended, std::make_pair(0, n));
-  double const b_norm = std::sqrt(global_sum(ranks, KokkosBlas::dot(b, b)));
+  // Kokkos-Kernels on `space` (sdot::compat::kernels_on).
+  auto multiply = [&](auto const& in, auto const& out) {
+    sdot::compat::kernels_on(
+        space, [&](auto const& s) { KokkosSparse::spmv(s, "N", 1.0, matrix, in, 0.0, out); },
+        [&] { KokkosSparse::spmv("N", 1.0, matrix, in, 0.0, out); });
+  };
+  auto dot = [&](auto const& u, auto const& v) {
+    double result = 0;
+    sdot::compat::kernels_on(
+        space, [&](auto const& s) { result = KokkosBlas::dot(s, u, v); },
+        [&] { result = KokkosBlas::dot(u, v); });
+    return result;
+  };
+  double const b_norm = std::sqrt(global_sum(ranks, dot(b, b)));
   double guess_scale = 0;
   if (scale_guess) {
     // q = A g, then s = g·b / g·A g.
     Kokkos::deep_copy(space, p, x);
     halo.update(space, p_extended);
-    KokkosSparse::spmv("N", 1.0, matrix, p_extended, 0.0, q);
-    auto const sums = global_sums<2>(ranks, {KokkosBlas::dot(p, b), KokkosBlas::dot(p, q)});
+    multiply(p_extended, q);
+    auto const sums = global_sums<2>(ranks, {dot(p, b), dot(p, q)});
     if (sums[1] > 0 && std::isfinite(sums[0] / sums[1]))
       guess_scale = sums[0] / sums[1];
   }
@@ -147,7 +161,7 @@ conjugate_gradient(ExecutionSpace const& space, loom::Ranks const& ranks, Matrix
   space.fence();
 
   ConjugateGradientResult result;
-  auto const start = global_sums<2>(ranks, {KokkosBlas::dot(r, r), KokkosBlas::dot(r, z)});
+  auto const start = global_sums<2>(ranks, {dot(r, r), dot(r, z)});
   double rz = start[1];
   if (b_norm == 0) {
     result.converged = true;
@@ -160,8 +174,8 @@ conjugate_gradient(ExecutionSpace const& space, loom::Ranks const& ranks, Matrix
   }
   while (result.iterations < max_iterations) {
     halo.update(space, p_extended);
-    KokkosSparse::spmv("N", 1.0, matrix, p_extended, 0.0, q);
-    double const pq = global_sum(ranks, KokkosBlas::dot(p, q));
+    multiply(p_extended, q);
+    double const pq = global_sum(ranks, dot(p, q));
     ++result.iterations;
     if (!(pq > 0))
       break; // p in the kernel (or rounding past it): nothing more to gain
