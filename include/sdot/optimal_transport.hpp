@@ -165,8 +165,8 @@ public:
     options_.abandon_below = abandon_below;
     diagram_.reset();
     if constexpr (diagram_type::is_spread)
-      diagram_.emplace(loom::spread(positions_, ranks_), loom::spread(weights, ranks_), boundaries_,
-                       options_, space_);
+      diagram_.emplace(space_, loom::spread(positions_, ranks_), loom::spread(weights, ranks_),
+                       boundaries_, options_);
     else
       diagram_.emplace(space_, positions_, weights, boundaries_, options_);
   }
@@ -237,18 +237,23 @@ public:
 template <class ExecutionSpace = Kokkos::DefaultExecutionSpace>
 class SpreadCells : public detail::DiagramCells<ExecutionSpace, SpreadInput> {
 public:
+  /// @param space the execution space instance the kernels run on
   /// @param ranks the processes (loom::MpiRanks(comm): one rank per process)
   /// @param positions this process's block of the seeds
   /// @param boundaries half-spaces a·x ≤ c whose intersection is the (bounded) domain
   /// @param options how the diagrams are computed (see PowerDiagramOptions)
-  /// @param space the execution space instance the kernels run on
   /// @throws std::invalid_argument for an empty or unbounded domain (on every process)
-  SpreadCells(loom::Ranks ranks, Points<typename ExecutionSpace::memory_space> positions,
-              std::vector<HalfSpace> boundaries, PowerDiagramOptions options = {},
-              ExecutionSpace const& space = ExecutionSpace{})
+  SpreadCells(ExecutionSpace const& space, loom::Ranks ranks,
+              Points<typename ExecutionSpace::memory_space> positions,
+              std::vector<HalfSpace> boundaries, PowerDiagramOptions options = {})
       : detail::DiagramCells<ExecutionSpace, SpreadInput>("sdot::SpreadCells", space,
                                                           std::move(ranks), positions,
                                                           std::move(boundaries), options) {}
+  /// The same, on a default-constructed execution space instance.
+  SpreadCells(loom::Ranks ranks, Points<typename ExecutionSpace::memory_space> positions,
+              std::vector<HalfSpace> boundaries, PowerDiagramOptions options = {})
+      : SpreadCells(ExecutionSpace{}, std::move(ranks), positions, std::move(boundaries), options) {
+  }
 };
 
 namespace detail {
@@ -726,10 +731,10 @@ public:
             space, ranks_,
             detail::in_points_layout(space, positions.value(), "sdot::OptimalTransport::positions"),
             target_masses.value(), boundaries, diagram_options)),
-        cells_(ranks_,
+        cells_(space, ranks_,
                detail::in_points_layout(space, blocks_.to_spatial(positions.value()),
                                         "sdot::OptimalTransport::spatial_positions"),
-               std::move(boundaries), diagram_options, space),
+               std::move(boundaries), diagram_options),
         targets_(blocks_.to_spatial(target_masses.value())), options_(std::move(options)) {}
 
   /// The same, with the kernels run on a default-constructed execution space instance.

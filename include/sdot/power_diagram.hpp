@@ -186,8 +186,15 @@ public:
   template <class V, class W, class I = Input,
             class = std::enable_if_t<std::is_same<I, SpreadInput>::value>>
   PowerDiagram(loom::Spread<V> const& positions, loom::Spread<W> const& weights,
-               std::vector<HalfSpace> boundaries, PowerDiagramOptions options = {},
-               ExecutionSpace const& space = ExecutionSpace{})
+               std::vector<HalfSpace> boundaries, PowerDiagramOptions options = {})
+      : PowerDiagram(ExecutionSpace{}, positions, weights, std::move(boundaries), options) {}
+
+  /// The same, with the kernels run on the execution space instance `space`.
+  template <class V, class W, class I = Input,
+            class = std::enable_if_t<std::is_same<I, SpreadInput>::value>>
+  PowerDiagram(ExecutionSpace const& space, loom::Spread<V> const& positions,
+               loom::Spread<W> const& weights, std::vector<HalfSpace> boundaries,
+               PowerDiagramOptions options = {})
       : space_(space),
         positions_(detail::in_points_layout(space, positions.value(), "sdot::positions")),
         weights_(weights.value()), options_(options), ranks_(positions.ranks()) {
@@ -597,6 +604,11 @@ PowerDiagram(Kokkos::View<double* [2], P...>, Kokkos::View<double*, Q...>, std::
 template <class V, class W>
 PowerDiagram(loom::Spread<V>, loom::Spread<W>, std::vector<HalfSpace>, PowerDiagramOptions = {})
     -> PowerDiagram<typename V::execution_space, SpreadInput>;
+
+/// Spread input, with the execution space instance first.
+template <class ExecutionSpace, class V, class W>
+PowerDiagram(ExecutionSpace, loom::Spread<V>, loom::Spread<W>, std::vector<HalfSpace>,
+             PowerDiagramOptions = {}) -> PowerDiagram<ExecutionSpace, SpreadInput>;
 
 #ifdef SDOT_EXPLICIT_INSTANTIATION
 // Compiled in the sdot library (src/sdot/power_diagram.cpp).

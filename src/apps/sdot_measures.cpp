@@ -238,8 +238,8 @@ DiagramResult compute_diagram(Seeds const& seeds, std::vector<sdot::HalfSpace> c
   Kokkos::Timer timer;
   std::optional<Diagram> diagram;
   try {
-    diagram.emplace(loom::spread(seeds.positions, ranks), loom::spread(seeds.weights, ranks),
-                    boundaries, options, space);
+    diagram.emplace(space, loom::spread(seeds.positions, ranks), loom::spread(seeds.weights, ranks),
+                    boundaries, options);
   } catch (std::invalid_argument const& e) {
     throw loom::Error(e.what(), true); // the constructor reports a problem on every process
   }

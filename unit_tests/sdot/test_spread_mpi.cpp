@@ -80,6 +80,15 @@ void expect_spread_equals_one_box(Cloud const& c, int boxes_per_process, bool un
   auto local = to_vector(m.value());
   for (std::size_t i = 0; i < local.size(); ++i)
     EXPECT_EQ(local[i], whole(first[rank] + i));
+  // The execution space instance first: the same bits.
+  sdot::PowerDiagram on_space(Kokkos::DefaultExecutionSpace{},
+                              loom::spread(positions_view(mine), ranks),
+                              loom::spread(weights_view(mine), ranks), unit_square());
+  static_assert(decltype(on_space)::is_spread);
+  auto again = to_vector(on_space.measures().value());
+  ASSERT_EQ(again.size(), local.size());
+  for (std::size_t i = 0; i < local.size(); ++i)
+    EXPECT_EQ(again[i], local[i]) << "seed " << first[rank] + i;
 }
 
 } // namespace
