@@ -3,11 +3,13 @@
 #   sdot/base (0) < loom (1) < sdot/geometry (2) < sdot/distributed (3) < sdot/transport (4)
 #   < the public headers of sdot/ (5).
 # The vocabulary headers sdot/points.hpp, sdot/half_spaces.hpp, sdot/version.hpp and
-# sdot/aggregation_options.hpp include nothing of sdot and count as base. Run: cmake -DSDOT_SOURCE_DIR=<source> -P <this file>.
+# sdot/aggregation_options.hpp include nothing of sdot and count as base.
+# Run: cmake -DSDOT_SOURCE_DIR=<source> -P <this file>.
 cmake_minimum_required(VERSION 3.25)
 
 function(sdot_layer_rank path out)
-  if(path MATCHES "^sdot/base/" OR path MATCHES "^sdot/(points|half_spaces|version|aggregation_options)\\.hpp$")
+  if(path MATCHES "^sdot/base/"
+     OR path MATCHES "^sdot/(points|half_spaces|version|aggregation_options)\\.hpp$")
     set(${out} 0 PARENT_SCOPE)
   elseif(path MATCHES "^loom/")
     set(${out} 1 PARENT_SCOPE)

@@ -2,8 +2,8 @@
 # against that prefix, examples/ and cmake/consumer (a project that enables only C++), each as
 # a project of its own. Then builds sdot's libraries again with the other linkage (shared for
 # a static build, static for a shared one), installs them and does the same. When the build has
-# MPI, sdot is then built without MPI (SDOT_ENABLE_MPI=OFF, serial HDF5) with each linkage
-# (the static one with the programs), installed, and the same projects are built and run
+# MPI, sdot is then built without MPI (SDOT_ENABLE_MPI=OFF, serial HDF5), static, with the
+# programs, installed, and the same projects are built and run
 # against it (examples/ leaves out the examples that need MPI, and says so); the installed
 # sdot-measures runs as a plain program. Each step prints its end time. Run with cmake -P.
 set(root "${BUILD_DIR}/install-test")
@@ -81,34 +81,32 @@ endif()
 # Without MPI: the static libraries (with HDF5, serial) and the programs. With the build
 # itself and `other` (both linkages, with MPI), each linkage and each MPI setting is built;
 # shared libraries without MPI are the one combination left out (a fourth sdot build).
-foreach(shared IN ITEMS OFF)
-  set(name "no-mpi-static")
-  set(apps ${ENABLE_HDF5})
-  set(prefix "${root}/${name}-prefix")
-  build_install_and_test(${name} "${prefix}" -DBUILD_SHARED_LIBS=${shared} -DSDOT_ENABLE_MPI=OFF
-                         -DSDOT_ENABLE_HDF5=${ENABLE_HDF5} -DSDOT_ENABLE_APPS=${apps})
-  # find_package(sdot) looked for no MPI.
-  file(GLOB_RECURSE config_file "${prefix}/*/sdotConfig.cmake")
-  file(READ "${config_file}" config)
-  if(NOT config MATCHES "set\\(SDOT_ENABLE_MPI OFF\\)")
-    message(FATAL_ERROR "install test: ${prefix}'s sdotConfig.cmake does not say SDOT_ENABLE_MPI OFF")
-  endif()
-  foreach(project examples consumer)
-    file(STRINGS "${root}/${name}-${project}/CMakeCache.txt" mpi_entries REGEX "^MPI_")
-    if(mpi_entries)
-      message(FATAL_ERROR "install test: ${project} against sdot without MPI found MPI: ${mpi_entries}")
-    endif()
-  endforeach()
-  # The program runs without mpiexec, one process with boxes.
-  if(apps)
-    execute_process(COMMAND "${prefix}/bin/sdot-measures" --random 10000 --nb-boxes 4
-                            "${root}/${name}-measures.h5"
-                    RESULT_VARIABLE result OUTPUT_VARIABLE printed ERROR_VARIABLE errors)
-    if(NOT result EQUAL 0 OR NOT printed MATCHES "\"n\":10000,\"ranks\":1,\"boxes\":4,"
-       OR NOT printed MATCHES "\"sum_measures\":(1|1\\.0*|0\\.99999999999999[0-9]*)[,}]"
-       OR NOT EXISTS "${root}/${name}-measures.h5")
-      message(FATAL_ERROR "install test: sdot-measures without MPI (${result}): ${printed}${errors}")
-    endif()
-    step_done("${name}: sdot-measures run")
+set(name "no-mpi-static")
+set(apps ${ENABLE_HDF5})
+set(prefix "${root}/${name}-prefix")
+build_install_and_test(${name} "${prefix}" -DBUILD_SHARED_LIBS=OFF -DSDOT_ENABLE_MPI=OFF
+                       -DSDOT_ENABLE_HDF5=${ENABLE_HDF5} -DSDOT_ENABLE_APPS=${apps})
+# find_package(sdot) looked for no MPI.
+file(GLOB_RECURSE config_file "${prefix}/*/sdotConfig.cmake")
+file(READ "${config_file}" config)
+if(NOT config MATCHES "set\\(SDOT_ENABLE_MPI OFF\\)")
+  message(FATAL_ERROR "install test: ${prefix}'s sdotConfig.cmake does not say SDOT_ENABLE_MPI OFF")
+endif()
+foreach(project examples consumer)
+  file(STRINGS "${root}/${name}-${project}/CMakeCache.txt" mpi_entries REGEX "^MPI_")
+  if(mpi_entries)
+    message(FATAL_ERROR "install test: ${project} against sdot without MPI found MPI: ${mpi_entries}")
   endif()
 endforeach()
+# The program runs without mpiexec, one process with boxes.
+if(apps)
+  execute_process(COMMAND "${prefix}/bin/sdot-measures" --random 10000 --nb-boxes 4
+                          "${root}/${name}-measures.h5"
+                  RESULT_VARIABLE result OUTPUT_VARIABLE printed ERROR_VARIABLE errors)
+  if(NOT result EQUAL 0 OR NOT printed MATCHES "\"n\":10000,\"ranks\":1,\"boxes\":4,"
+     OR NOT printed MATCHES "\"sum_measures\":(1|1\\.0*|0\\.99999999999999[0-9]*)[,}]"
+     OR NOT EXISTS "${root}/${name}-measures.h5")
+    message(FATAL_ERROR "install test: sdot-measures without MPI (${result}): ${printed}${errors}")
+  endif()
+  step_done("${name}: sdot-measures run")
+endif()
