@@ -8,8 +8,10 @@
 #include <loom/distribute.hpp>
 #include <loom/error.hpp>
 #include <loom/exchange.hpp>
+#include <loom/halo.hpp>
 #include <loom/ranks.hpp>
 #include <loom/route.hpp>
+#include <loom/row_blocks.hpp>
 #include <loom/scatter_add.hpp>
 #include <loom/spmd.hpp>
 #include <loom/spread.hpp>

@@ -16,6 +16,8 @@
 #include <mpi.h>
 #endif
 
+#include <algorithm>
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -154,6 +156,39 @@ public:
   typename View::non_const_value_type all_min(View const& local) const {
     return fold(local, [](auto a, auto b) { return b < a ? b : a; });
   }
+  /// Collective: element-wise sums over the processes of one array per process (not per
+  /// rank), added in process order on every process: the same bits on every process, whatever
+  /// the reduction order of the MPI library.
+  template <std::size_t K>
+  std::array<double, K> process_sums(std::array<double, K> const& partial) const {
+    if (process_count_ == 1)
+      return partial;
+    auto const all = allgather(std::vector<double>(partial.begin(), partial.end()));
+    std::array<double, K> sums{};
+    for (int p = 0; p < process_count_; ++p)
+      for (std::size_t k = 0; k < K; ++k)
+        sums[k] += all[p * K + k];
+    return sums;
+  }
+  /// Collective: the sum over the processes of one value per process (see process_sums).
+  double process_sum(double partial) const {
+    return process_sums<1>({partial})[0];
+  }
+  /// Collective: the maximum over the processes of one value per process.
+  double process_max(double partial) const {
+    if (process_count_ == 1)
+      return partial;
+    auto const all = allgather(std::vector<double>{partial});
+    return *std::max_element(all.begin(), all.end());
+  }
+  /// Collective: the minimum over the processes of one value per process.
+  double process_min(double partial) const {
+    if (process_count_ == 1)
+      return partial;
+    auto const all = allgather(std::vector<double>{partial});
+    return *std::min_element(all.begin(), all.end());
+  }
+
   /// Collective: the local_count() values of every process, in global rank order (size()
   /// values), on the host.
   template <class View>

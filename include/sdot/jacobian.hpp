@@ -7,10 +7,11 @@
 #error "sdot/jacobian.hpp needs Kokkos-Kernels: configure sdot with SDOT_ENABLE_KOKKOS_KERNELS=ON"
 #endif
 
+#include <loom/halo.hpp>
+#include <loom/row_blocks.hpp>
 #include <sdot/base/scan.hpp>
 #include <sdot/points.hpp>
 #include <sdot/power_diagram.hpp>
-#include <sdot/transport/halo.hpp>
 
 #include <KokkosSparse_CrsMatrix.hpp>
 #include <Kokkos_Core.hpp>
@@ -50,9 +51,9 @@ struct MeasureJacobian {
   /// Diagonal entries, one per row.
   Kokkos::View<double*, memory_space> diagonal;
   /// The rows of other processes that the columns reference.
-  detail::Halo<ExecutionSpace> halo;
+  loom::Halo<ExecutionSpace> halo;
   /// Seeds of every process.
-  detail::RowBlocks blocks;
+  loom::RowBlocks blocks;
 };
 
 namespace detail {
@@ -110,7 +111,7 @@ measure_jacobian(ExecutionSpace const& space, loom::Ranks const& ranks,
     throw std::invalid_argument("sdot::measure_jacobian: " + std::to_string(n) + " positions but " +
                                 std::to_string(int(polygons.offsets.extent(0)) - 1) + " cells");
   MeasureJacobian<ExecutionSpace> jacobian;
-  jacobian.blocks = detail::RowBlocks::gather(ranks, n);
+  jacobian.blocks = loom::RowBlocks(ranks, n);
   int const first = static_cast<int>(jacobian.blocks.begin());
   int const global_size = static_cast<int>(jacobian.blocks.global_size());
 
@@ -159,7 +160,7 @@ measure_jacobian(ExecutionSpace const& space, loom::Ranks const& ranks,
       Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::jacobian::raw_extended"),
       raw_total);
   jacobian.halo =
-      detail::Halo<ExecutionSpace>(space, ranks, jacobian.blocks, raw_columns, raw_extended);
+      loom::Halo<ExecutionSpace>(space, ranks, jacobian.blocks, raw_columns, raw_extended);
   int const extended_size = n + jacobian.halo.size();
   Points<memory_space> x(
       Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::jacobian::positions"),

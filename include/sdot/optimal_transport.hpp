@@ -472,7 +472,7 @@ solve_optimal_transport(Cells& cells,
   if (given && static_cast<int>(initial_weights.extent(0)) != n)
     throw std::invalid_argument("sdot::OptimalTransport: " + std::to_string(n) + " positions but " +
                                 std::to_string(initial_weights.extent(0)) + " initial weights");
-  auto const blocks = detail::RowBlocks::gather(ranks, n);
+  auto const blocks = loom::RowBlocks(ranks, n);
 
   auto alloc = [&](char const* label) {
     return Scalars(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, std::string(label)), n);
@@ -492,8 +492,8 @@ solve_optimal_transport(Cells& cells,
   };
   auto errors = [&](Scalars m) {
     auto local = detail::mass_errors(space, m, targets);
-    return std::array<double, 2>{detail::global_max(ranks, local[0]),
-                                 std::sqrt(detail::global_sum(ranks, local[1]))};
+    return std::array<double, 2>{ranks.process_max(local[0]),
+                                 std::sqrt(ranks.process_sum(local[1]))};
   };
 
   Scalars measures = evaluate(weights, -std::numeric_limits<double>::infinity());
@@ -506,13 +506,12 @@ solve_optimal_transport(Cells& cells,
         throw EmptyCellError(index, detail::empty_cell_message(index));
   }
   // KMT's threshold: a fraction of the smallest target or initial mass, the same for all cells.
-  double const smallest = detail::global_min(ranks, detail::local_min(space, measures, targets));
+  double const smallest = ranks.process_min(detail::local_min(space, measures, targets));
   double const threshold = options.min_mass_fraction * smallest;
   auto error = errors(measures);
   auto report = [&](NewtonProgress p) {
     p.max_error = error[0];
-    p.max_relative_error =
-        detail::global_max(ranks, detail::max_relative_error(space, measures, targets));
+    p.max_relative_error = ranks.process_max(detail::max_relative_error(space, measures, targets));
     p.seconds = timer.seconds();
     stats.history.push_back(p);
     if (options.progress)
@@ -554,9 +553,9 @@ solve_optimal_transport(Cells& cells,
     // J δ = (target − m) on the zero-mean subspace.
     auto const jacobian =
         measure_jacobian(space, ranks, ConstPoints<memory_space>(positions), cells.cell_polygons());
-    double const mean = detail::global_sum(ranks, detail::local_sum(space, targets) -
-                                                      detail::local_sum(space, measures)) /
-                        double(blocks.global_size());
+    double const mean =
+        ranks.process_sum(detail::local_sum(space, targets) - detail::local_sum(space, measures)) /
+        double(blocks.global_size());
     detail::linear_combination(space, rhs, targets, -1.0, measures, -mean);
     // From the second step on, CG starts from the multiple of the last direction nearest the
     // new one: damped steps change the weights, hence J and the right-hand side, little.
@@ -577,7 +576,7 @@ solve_optimal_transport(Cells& cells,
     }
     stats.cg_iterations += cg.iterations;
     double const delta_mean =
-        detail::global_sum(ranks, detail::local_sum(space, delta)) / double(blocks.global_size());
+        ranks.process_sum(detail::local_sum(space, delta)) / double(blocks.global_size());
     space.fence();
     stats.linear_seconds += linear_timer.seconds();
 
@@ -594,7 +593,7 @@ solve_optimal_transport(Cells& cells,
       Scalars trial_measures = evaluate(trial, threshold);
       int const below =
           cells.abandoned() ? 0 : detail::first_below(space, trial_measures, threshold);
-      bool const kept = detail::global_max(ranks, below < n ? 1.0 : 0.0) == 0;
+      bool const kept = ranks.process_max(below < n ? 1.0 : 0.0) == 0;
       std::array<double, 2> trial_error{0, 0};
       if (kept)
         trial_error = errors(trial_measures);

@@ -3,6 +3,7 @@
 /// sdot::PowerDiagram: the power (Laguerre) diagram of weighted seeds in a convex domain.
 
 #include <loom/ranks.hpp>
+#include <loom/row_blocks.hpp>
 #include <loom/spread.hpp>
 
 #include <sdot/base/scan.hpp>
@@ -202,13 +203,8 @@ public:
       domain_ = domain_polygon(boundaries);
       check_options();
       detail::check_spread_boxes("sdot::PowerDiagram", options_.nb_boxes, ranks_.local_count());
-      std::int64_t const n = positions_.extent(0);
-      auto before = ranks_.allgather(std::vector<std::int64_t>{n});
-      std::int64_t first = 0;
-      for (int p = 0; p < ranks_.process_rank(); ++p)
-        first += before[p];
-      first_global_index_ = first;
-      detail::validate_seeds(space_, positions_, weights_, domain_, first);
+      first_global_index_ = loom::RowBlocks(ranks_, positions_.extent(0)).begin();
+      detail::validate_seeds(space_, positions_, weights_, domain_, first_global_index_);
     });
     upload_domain();
   }

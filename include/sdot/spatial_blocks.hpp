@@ -14,6 +14,7 @@
 #include <loom/distribute.hpp>
 #include <loom/error.hpp>
 #include <loom/ranks.hpp>
+#include <loom/row_blocks.hpp>
 #include <sdot/base/kokkos_compat.hpp>
 #include <sdot/distributed/boxes.hpp>
 #include <sdot/points.hpp>
@@ -123,13 +124,11 @@ public:
       : space_(space), ranks_(std::move(ranks)) {
     sdot::compat::ScopedRegion region("sdot::SpatialBlocks");
     input_count_ = static_cast<int>(positions.extent(0));
-    auto const counts = ranks_.allgather(std::vector<std::int64_t>{input_count_});
-    std::vector<std::int64_t> first(ranks_.process_count() + 1, 0);
-    for (int p = 0; p < ranks_.process_count(); ++p)
-      first[p + 1] = first[p] + counts[p];
-    if (first.back() >= (std::int64_t(1) << 53))
+    loom::RowBlocks const input_blocks(ranks_, input_count_);
+    std::vector<std::int64_t> const& first = input_blocks.offsets();
+    if (input_blocks.global_size() >= (std::int64_t(1) << 53))
       throw std::invalid_argument("sdot::SpatialBlocks: more than 2^53 seeds");
-    first_gid_ = first[ranks_.process_rank()];
+    first_gid_ = input_blocks.begin();
     Kokkos::View<std::int64_t*, memory_space> const process_first(
         Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::SpatialBlocks::first"),
         first.size());
@@ -140,8 +139,8 @@ public:
     // One box per process (whatever the ranks per process); each seed goes to local rank 0 of
     // the process of its box.
     loom::Ranks const one_box_per_process(ranks_.group(), 1);
-    to_spatial_dest_ =
-        detail::bisect_into_boxes(space_, one_box_per_process, positions, first_gid_, first.back());
+    to_spatial_dest_ = detail::bisect_into_boxes(space_, one_box_per_process, positions, first_gid_,
+                                                 input_blocks.global_size());
     int const local = ranks_.local_count();
     detail::spatial_process_ranks(space_, to_spatial_dest_, local);
     // The global index of each seed of the spatial block, in the order every move keeps.
@@ -164,10 +163,8 @@ public:
   /// Collective: the input index (see spatial_gids()) of the seed at `spatial_index` in the
   /// concatenated spatial blocks; −1 outside them.
   std::int64_t input_index(std::int64_t spatial_index) const {
-    auto const counts = ranks_.allgather(std::vector<std::int64_t>{spatial_count_});
-    std::int64_t first = 0, found = -1;
-    for (int p = 0; p < ranks_.process_rank(); ++p)
-      first += counts[p];
+    std::int64_t const first = loom::RowBlocks(ranks_, spatial_count_).begin();
+    std::int64_t found = -1;
     if (spatial_index >= first && spatial_index < first + spatial_count_) {
       auto const entry = Kokkos::create_mirror_view_and_copy(
           Kokkos::HostSpace(), Kokkos::subview(spatial_gids_, spatial_index - first));

@@ -8,6 +8,7 @@
 #include <sdot/hdf5_io.hpp>
 
 #include <loom/ranks.hpp>
+#include <loom/row_blocks.hpp>
 
 #include <hdf5.h>
 #include <unistd.h>
@@ -202,19 +203,6 @@ bool blocks_overlap(loom::Ranks const& ranks, RowBlock block) {
     if (spans[k].first < spans[k - 1].second)
       return true;
   return false;
-}
-
-// Collective: this process's rows when the `count` rows of the processes follow each other in
-// process order, and the rows of all the processes.
-std::pair<RowBlock, std::int64_t> rows_in_order(loom::Ranks const& ranks, std::int64_t count) {
-  auto const counts = ranks.allgather(std::vector<std::int64_t>{count});
-  std::int64_t first = 0, total = 0;
-  for (int p = 0; p < static_cast<int>(counts.size()); ++p) {
-    if (p < ranks.process_rank())
-      first += counts[p];
-    total += counts[p];
-  }
-  return {RowBlock{first, count}, total};
 }
 
 std::string type_name(hid_t type) {
@@ -517,9 +505,9 @@ struct OutputFile::Impl {
                   hid_t memory_type, hid_t file_type) {
     require_open("write");
     QuietErrors quiet;
-    auto const rows = rows_in_order(ranks, count);
-    RowBlock const block = rows.first; // not a structured binding: captured below (C++17)
-    std::int64_t const total = rows.second;
+    loom::RowBlocks const rows(ranks, count);
+    RowBlock const block{rows.begin(), count};
+    std::int64_t const total = rows.global_size();
     Handle dataset, dxpl;
     std::pair<Handle, Handle> spaces;
     agreed(ranks, [&] {
@@ -695,7 +683,7 @@ void OutputFile::write_vtkhdf_cells(HostCells const& cells) {
   std::string const& path = impl_->path;
   std::int64_t const n = cells.offsets.extent(0) > 0 ? cells.offsets.extent(0) - 1 : 0;
   std::int64_t const vertices = cells.vertices.extent(0);
-  std::int64_t const first_seed = rows_in_order(ranks, n).first.first;
+  std::int64_t const first_seed = loom::RowBlocks(ranks, n).begin();
   // What the partition holds beyond the caller's arrays.
   std::vector<std::int64_t> offsets, connectivity, seed_index;
   std::vector<double> points;

@@ -8,6 +8,7 @@
 #include <Kokkos_Core.hpp>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -317,7 +318,99 @@ inline double check_all_reductions(loom::Ranks const& r) {
   EXPECT_EQ(r.all_min(d), dmin);
   EXPECT_TRUE(r.any(r.process_rank() == r.process_count() - 1));
   EXPECT_FALSE(r.any(false));
+  // One value per process, added in process order.
+  int const P = r.process_count(), p = r.process_rank();
+  auto const sums = r.process_sums<2>({double_of(p), double(p)});
+  double want_process = double_of(0), process_max = double_of(0), process_min = double_of(0);
+  for (int q = 1; q < P; ++q) {
+    want_process += double_of(q);
+    process_max = std::max(process_max, double_of(q));
+    process_min = std::min(process_min, double_of(q));
+  }
+  EXPECT_EQ(std::memcmp(&sums[0], &want_process, sizeof want_process), 0);
+  EXPECT_EQ(sums[1], P * (P - 1) / 2.0);
+  EXPECT_EQ(r.process_sum(double_of(p)), want_process);
+  EXPECT_EQ(r.process_max(double_of(p)), process_max);
+  EXPECT_EQ(r.process_min(double_of(p)), process_min);
   return got;
+}
+
+// ---- row blocks and halo -------------------------------------------------------------------
+// Process p holds rows_of_process(p) rows (process 1 none); it references every global row j
+// with j % 3 == p % 3 (some twice), its own rows included. Row j holds (j + 0.5, −j).
+inline std::int64_t rows_of_process(int p) {
+  return p == 1 ? 0 : 3 + 2 * p;
+}
+
+inline void check_row_blocks_and_halo(loom::Ranks const& r) {
+  int const P = r.process_count(), p = r.process_rank();
+  loom::RowBlocks const blocks(r, rows_of_process(p));
+  std::int64_t first = 0;
+  for (int q = 0; q < p; ++q)
+    first += rows_of_process(q);
+  std::int64_t total = 0;
+  for (int q = 0; q < P; ++q)
+    total += rows_of_process(q);
+  EXPECT_EQ(blocks.process(), p);
+  EXPECT_EQ(blocks.process_count(), P);
+  EXPECT_EQ(blocks.begin(), first);
+  EXPECT_EQ(blocks.local_size(), rows_of_process(p));
+  EXPECT_EQ(blocks.global_size(), total);
+  for (int q = 0, j = 0; q < P; ++q)
+    for (std::int64_t k = 0; k < rows_of_process(q); ++k, ++j)
+      EXPECT_EQ(blocks.owner(j), q) << "row " << j;
+
+  std::vector<int> columns, remote;
+  for (int j = 0; j < total; ++j)
+    if (j % 3 == p % 3) {
+      columns.push_back(j);
+      if (j % 2 == 0)
+        columns.push_back(j);
+      if (j < first || j >= first + rows_of_process(p))
+        remote.push_back(j);
+    }
+  std::reverse(columns.begin(), columns.end()); // any order
+  int const n = static_cast<int>(blocks.local_size()), c = static_cast<int>(columns.size());
+  Kokkos::View<int*, Mem> global_columns("global_columns", c), extended_columns("extended", c);
+  auto host_columns = Kokkos::create_mirror_view(global_columns);
+  for (int e = 0; e < c; ++e)
+    host_columns(e) = columns[e];
+  Kokkos::deep_copy(global_columns, host_columns);
+  Exec space;
+  loom::Halo<Exec> const halo(space, r, blocks, global_columns, extended_columns);
+  int const h = halo.size();
+  ASSERT_EQ(h, P == 1 ? 0 : static_cast<int>(remote.size()));
+  auto const remote_columns =
+      Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, halo.remote_columns());
+  auto const extended = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, extended_columns);
+  for (int k = 0; k < h; ++k)
+    EXPECT_EQ(remote_columns(k), remote[k]);
+  for (int e = 0; e < c; ++e) { // the extended row of each column names the same global row
+    int const x = extended(e);
+    EXPECT_EQ(x < n ? first + x : remote_columns(x - n), columns[e]);
+  }
+  // update: an extended vector of 2 components; fetch: the halo rows alone, 1 component.
+  Kokkos::View<double**, Kokkos::LayoutLeft, Mem> vector("vector", n + h, 2);
+  Kokkos::View<double*, Mem> local("local", n), fetched("fetched", h);
+  auto host_vector = Kokkos::create_mirror_view(vector);
+  auto host_local = Kokkos::create_mirror_view(local);
+  for (int i = 0; i < n + h; ++i)
+    for (int k = 0; k < 2; ++k)
+      host_vector(i, k) = i < n ? (k == 0 ? first + i + 0.5 : -double(first + i)) : -1;
+  for (int i = 0; i < n; ++i)
+    host_local(i) = first + i + 0.5;
+  Kokkos::deep_copy(vector, host_vector);
+  Kokkos::deep_copy(local, host_local);
+  for (int twice = 0; twice < 2; ++twice) // the second reuses the plan's buffers
+    halo.update(space, vector);
+  halo.fetch(space, local, fetched);
+  Kokkos::deep_copy(host_vector, vector);
+  auto const host_fetched = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, fetched);
+  for (int k = 0; k < h; ++k) {
+    EXPECT_EQ(host_vector(n + k, 0), remote[k] + 0.5);
+    EXPECT_EQ(host_vector(n + k, 1), -double(remote[k]));
+    EXPECT_EQ(host_fetched(k), remote[k] + 0.5);
+  }
 }
 
 // ---- scatter_add ---------------------------------------------------------------------------

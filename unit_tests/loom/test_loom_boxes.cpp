@@ -89,6 +89,9 @@ TEST_P(Boxes, SpmdCapacity) {
 TEST_P(Boxes, Reductions) {
   loom_test::check_all_reductions(ranks());
 }
+TEST_P(Boxes, RowBlocksAndHalo) {
+  loom_test::check_row_blocks_and_halo(ranks());
+}
 TEST_P(Boxes, ScatterAdd) {
   loom_test::check_scatter_add(ranks());
 }

@@ -127,6 +127,9 @@ TEST_P(Mpi, Reductions) {
   for (double v : all)
     EXPECT_EQ(std::memcmp(&v, &got, sizeof v), 0);
 }
+TEST_P(Mpi, RowBlocksAndHalo) {
+  loom_test::check_row_blocks_and_halo(ranks());
+}
 TEST_P(Mpi, ScatterAdd) {
   loom_test::check_scatter_add(ranks());
 }

@@ -79,10 +79,10 @@ std::vector<double> solve_laplacian(loom::Ranks const& ranks, int k, int begin, 
   Space space;
   double const shift = 1e-3;
   auto rows = laplacian_rows(k, begin, end, shift);
-  auto blocks = sdot::detail::RowBlocks::gather(ranks, end - begin);
+  auto blocks = loom::RowBlocks(ranks, end - begin);
   auto global_columns = view_of(rows.columns, "test::columns");
   Kokkos::View<int*> extended("test::extended", rows.columns.size());
-  sdot::detail::Halo<Space> halo(space, ranks, blocks, global_columns, extended);
+  loom::Halo<Space> halo(space, ranks, blocks, global_columns, extended);
   if (ranks.process_count() > 1)
     EXPECT_GT(halo.size(), 0);
   else

@@ -13,6 +13,7 @@
 #include <loom/detail/segments.hpp>
 #include <loom/distribute.hpp>
 #include <loom/ranks.hpp>
+#include <loom/row_blocks.hpp>
 
 #include <sdot/base/phase_clock.hpp>
 #include <sdot/base/radix_sort.hpp>
@@ -677,12 +678,9 @@ public:
     sdot::compat::ScopedRegion region("sdot::travelling_cells");
     int const n = static_cast<int>(positions_.extent(0));
     // Global numbering: this process's seeds follow those of the processes before it.
-    std::vector<std::int64_t> block_sizes = ranks_.allgather(std::vector<std::int64_t>{n});
-    process_first_.assign(ranks_.process_count() + 1, 0);
-    for (int p = 0; p < ranks_.process_count(); ++p)
-      process_first_[p + 1] = process_first_[p] + block_sizes[p];
-    std::int64_t const first_gid = process_first_[ranks_.process_rank()];
-    std::int64_t const total = process_first_.back();
+    seed_blocks_ = loom::RowBlocks(ranks_, n);
+    std::int64_t const first_gid = seed_blocks_.begin();
+    std::int64_t const total = seed_blocks_.global_size();
     if (total >= (std::int64_t(1) << 31) - 1)
       throw std::invalid_argument("sdot: more than 2^31 - 2 seeds are not supported yet");
 
@@ -1237,7 +1235,7 @@ public:
   DistributedOutputs<memory_space> send_results_home(Rows const& results, std::int64_t first_gid,
                                                      int n) {
     int const count = static_cast<int>(results.extent(0));
-    auto process_first = to_device("sdot::travel::process_first", process_first_);
+    auto process_first = to_device("sdot::travel::process_first", seed_blocks_.offsets());
     int const processes = ranks_.process_count(), local = ranks_.local_count();
     int const process = ranks_.process_rank();
     Kokkos::View<int*, memory_space> dest(
@@ -1387,7 +1385,7 @@ private:
   Kokkos::View<RankTreeNode*, memory_space> rank_tree_;
   Kokkos::View<TreeNode*, memory_space> rank_top_nodes_; ///< see TravelStep::rank_top_nodes
   int rank_top_levels_ = 0;
-  std::vector<std::int64_t> process_first_;
+  loom::RowBlocks seed_blocks_;
   long bytes_sent_seeds_ = 0;
   /// Cells the decision pass keeps for packing (those that leave their box at round 0 on a
   /// uniform cloud, then grown to the most senders of a round); a cell without a slot is cut

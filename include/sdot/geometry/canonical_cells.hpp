@@ -15,11 +15,12 @@
 #include <sdot/geometry/polygon_storage.hpp>
 #include <sdot/points.hpp>
 
+#include <loom/halo.hpp>
 #include <loom/ranks.hpp>
+#include <loom/row_blocks.hpp>
 
 #include <Kokkos_Core.hpp>
 
-#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -273,59 +274,34 @@ seed_lookup(ExecutionSpace const& space, loom::Ranks const& ranks,
   lookup.remote_gids = Kokkos::View<int*, MemorySpace>("sdot::canonical::remote_gids", 0);
   lookup.remote_seeds = Kokkos::View<double**, Kokkos::LayoutRight, MemorySpace>(
       "sdot::canonical::remote_seeds", 0, 3);
-  int const processes = ranks.process_count();
-  if (processes == 1)
+  if (ranks.process_count() == 1)
     return lookup;
-  // The first global index of every process.
-  std::int64_t const n = positions.extent(0);
-  auto const sizes = ranks.allgather(std::vector<std::int64_t>{n});
-  std::vector<std::int64_t> firsts(processes + 1, 0);
-  for (int p = 0; p < processes; ++p)
-    firsts[p + 1] = firsts[p] + sizes[p];
-  // The labels naming other processes' seeds, sorted, each once, grouped by process.
+  // The labels naming seeds (the domain's edges have negative labels), as the columns of a
+  // halo whose rows are the seeds of every process.
   auto const host_labels = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, labels);
-  std::vector<int> wanted;
-  for (std::size_t k = 0; k < host_labels.extent(0); ++k) {
-    int const l = host_labels(k);
-    if (l >= 0 && (l < first || l >= first + n))
-      wanted.push_back(l);
-  }
-  std::sort(wanted.begin(), wanted.end());
-  wanted.erase(std::unique(wanted.begin(), wanted.end()), wanted.end());
-  std::vector<std::int64_t> ask(processes, 0);
-  for (int gid : wanted)
-    ++ask[std::upper_bound(firsts.begin(), firsts.end(), std::int64_t(gid)) - firsts.begin() - 1];
-  std::vector<std::int64_t> asked(processes);
-  ranks.alltoall_bytes(ask.data(), asked.data(), sizeof(std::int64_t));
-  std::int64_t total_asked = 0;
-  for (auto c : asked)
-    total_asked += c;
-  std::vector<int> questions(total_asked);
-  ranks.alltoallv_bytes(wanted.data(), ask, questions.data(), asked, sizeof(int));
-  // Answers: x, y, w of each seed asked for, from this process's input.
-  auto const host_positions = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, positions);
-  auto const host_weights = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, weights);
-  std::vector<double> answers(3 * total_asked);
-  for (std::int64_t q = 0; q < total_asked; ++q) {
-    std::int64_t const local = questions[q] - first;
-    answers[3 * q] = host_positions(local, 0);
-    answers[3 * q + 1] = host_positions(local, 1);
-    answers[3 * q + 2] = host_weights(local);
-  }
-  std::vector<double> received(3 * wanted.size());
-  ranks.alltoallv_bytes(answers.data(), asked, received.data(), ask, 3 * sizeof(double));
-  // Requests went out in increasing gid order and come back in that order.
-  Kokkos::View<int*, Kokkos::HostSpace> gids_host("sdot::canonical::remote_gids", wanted.size());
-  Kokkos::View<double**, Kokkos::LayoutRight, Kokkos::HostSpace> seeds_host(
-      "sdot::canonical::remote_seeds", wanted.size(), 3);
-  for (std::size_t k = 0; k < wanted.size(); ++k) {
-    gids_host(k) = wanted[k];
-    for (int c = 0; c < 3; ++c)
-      seeds_host(k, c) = received[3 * k + c];
-  }
-  lookup.remote_gids = Kokkos::create_mirror_view_and_copy(MemorySpace{}, gids_host);
-  lookup.remote_seeds = Kokkos::create_mirror_view_and_copy(MemorySpace{}, seeds_host);
-  (void)space;
+  std::vector<int> seeds;
+  for (std::size_t k = 0; k < host_labels.extent(0); ++k)
+    if (host_labels(k) >= 0)
+      seeds.push_back(host_labels(k));
+  Kokkos::View<int*, MemorySpace> columns(
+      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::canonical::columns"),
+      seeds.size());
+  Kokkos::deep_copy(
+      space, columns,
+      Kokkos::View<int const*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(
+          seeds.data(), seeds.size()));
+  Kokkos::View<int*, MemorySpace> extended(
+      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::canonical::extended"),
+      seeds.size());
+  loom::Halo<ExecutionSpace> const halo(space, ranks, loom::RowBlocks(ranks, positions.extent(0)),
+                                        columns, extended);
+  lookup.remote_gids = halo.remote_columns();
+  lookup.remote_seeds = Kokkos::View<double**, Kokkos::LayoutRight, MemorySpace>(
+      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::canonical::remote_seeds"),
+      halo.size(), 3);
+  halo.fetch(space, positions,
+             Kokkos::subview(lookup.remote_seeds, Kokkos::ALL, Kokkos::pair<int, int>(0, 2)));
+  halo.fetch(space, weights, Kokkos::subview(lookup.remote_seeds, Kokkos::ALL, 2));
   return lookup;
 }
 

@@ -1,11 +1,11 @@
 #pragma once
 // Preconditioned conjugate gradient on a matrix whose rows are spread over processes
-// (columns in extended numbering, see Halo), with Kokkos-Kernels SpMV and dot: Jacobi with
+// (columns in extended numbering, see loom::Halo), with Kokkos-Kernels SpMV and dot: Jacobi with
 // fused vector updates, or any symmetric positive definite preconditioner with
 // apply(space, r, z) (z = M⁻¹ r, this process's rows), e.g. AggregationMultigrid.
 
+#include <loom/halo.hpp>
 #include <sdot/base/kokkos_compat.hpp>
-#include <sdot/transport/halo.hpp>
 
 #include <KokkosBlas1_dot.hpp>
 #include <KokkosSparse_spmv.hpp>
@@ -62,7 +62,7 @@ void remove_mean(ExecutionSpace const& space, loom::Ranks const& ranks, V const&
   double local = 0;
   Kokkos::parallel_reduce(
       "sdot::cg::sum", Policy(space, 0, n), KOKKOS_LAMBDA(int i, double& s) { s += v(i); }, local);
-  double const mean = global_sum(ranks, local) / global_size;
+  double const mean = ranks.process_sum(local) / global_size;
   Kokkos::parallel_for(
       "sdot::cg::remove_mean", Policy(space, 0, n), KOKKOS_LAMBDA(int i) { v(i) -= mean; });
 }
@@ -93,7 +93,7 @@ template <class ExecutionSpace, class Matrix, class Diagonal, class Rhs, class S
           class Preconditioner = JacobiPreconditioner>
 ConjugateGradientResult
 conjugate_gradient(ExecutionSpace const& space, loom::Ranks const& ranks, Matrix const& matrix,
-                   Halo<ExecutionSpace> const& halo, Diagonal const& diagonal, Rhs const& b,
+                   loom::Halo<ExecutionSpace> const& halo, Diagonal const& diagonal, Rhs const& b,
                    Solution const& x, double tolerance, int max_iterations,
                    Preconditioner const* preconditioner = nullptr, bool scale_guess = false) {
   using memory_space = typename ExecutionSpace::memory_space;
@@ -121,14 +121,14 @@ conjugate_gradient(ExecutionSpace const& space, loom::Ranks const& ranks, Matrix
         [&] { result = KokkosBlas::dot(u, v); });
     return result;
   };
-  double const b_norm = std::sqrt(global_sum(ranks, dot(b, b)));
+  double const b_norm = std::sqrt(ranks.process_sum(dot(b, b)));
   double guess_scale = 0;
   if (scale_guess) {
     // q = A g, then s = g·b / g·A g.
     Kokkos::deep_copy(space, p, x);
     halo.update(space, p_extended);
     multiply(p_extended, q);
-    auto const sums = global_sums<2>(ranks, {dot(p, b), dot(p, q)});
+    auto const sums = ranks.process_sums<2>({dot(p, b), dot(p, q)});
     if (sums[1] > 0 && std::isfinite(sums[0] / sums[1]))
       guess_scale = sums[0] / sums[1];
   }
@@ -146,7 +146,7 @@ conjugate_gradient(ExecutionSpace const& space, loom::Ranks const& ranks, Matrix
         z(i) = inverse_diagonal(i) * r(i);
       });
   bool const project = preconditioner && preconditioner->project_constants;
-  double const global_size = project ? global_sum(ranks, double(n)) : 0.0;
+  double const global_size = project ? ranks.process_sum(double(n)) : 0.0;
   auto precondition = [&] {
     if (project)
       remove_mean(space, ranks, r, global_size);
@@ -161,7 +161,7 @@ conjugate_gradient(ExecutionSpace const& space, loom::Ranks const& ranks, Matrix
   space.fence();
 
   ConjugateGradientResult result;
-  auto const start = global_sums<2>(ranks, {dot(r, r), dot(r, z)});
+  auto const start = ranks.process_sums<2>({dot(r, r), dot(r, z)});
   double rz = start[1];
   if (b_norm == 0) {
     result.converged = true;
@@ -175,7 +175,7 @@ conjugate_gradient(ExecutionSpace const& space, loom::Ranks const& ranks, Matrix
   while (result.iterations < max_iterations) {
     halo.update(space, p_extended);
     multiply(p_extended, q);
-    double const pq = global_sum(ranks, dot(p, q));
+    double const pq = ranks.process_sum(dot(p, q));
     ++result.iterations;
     if (!(pq > 0))
       break; // p in the kernel (or rounding past it): nothing more to gain
@@ -188,7 +188,7 @@ conjugate_gradient(ExecutionSpace const& space, loom::Ranks const& ranks, Matrix
       Kokkos::parallel_reduce("sdot::cg::update", Policy(space, 0, n),
                               Update{alpha, p, q, inverse_diagonal, r, z, x}, local);
       std::array<double, 2> partial{local.rr, local.rz};
-      auto const sums = global_sums<2>(ranks, partial);
+      auto const sums = ranks.process_sums<2>(partial);
       result.relative_residual = std::sqrt(sums[0]) / b_norm;
       if (result.relative_residual <= tolerance) {
         result.converged = true;
@@ -207,7 +207,7 @@ conjugate_gradient(ExecutionSpace const& space, loom::Ranks const& ranks, Matrix
             s += ri * ri;
           },
           rr);
-      result.relative_residual = std::sqrt(global_sum(ranks, rr)) / b_norm;
+      result.relative_residual = std::sqrt(ranks.process_sum(rr)) / b_norm;
       if (result.relative_residual <= tolerance) {
         result.converged = true;
         break;
@@ -217,7 +217,7 @@ conjugate_gradient(ExecutionSpace const& space, loom::Ranks const& ranks, Matrix
       Kokkos::parallel_reduce(
           "sdot::cg::rz", Policy(space, 0, n),
           KOKKOS_LAMBDA(int i, double& s) { s += r(i) * z(i); }, local_rz);
-      new_rz = global_sum(ranks, local_rz);
+      new_rz = ranks.process_sum(local_rz);
     }
     double const beta = new_rz / rz;
     rz = new_rz;
