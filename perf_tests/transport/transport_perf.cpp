@@ -11,7 +11,7 @@
 //   --aggregate-size K, --sweeps S, --omega W, --coarse-scale A, --coarsest-size M,
 //   --cycle C (1: V-cycle, 2: W-cycle): its settings
 //
-// One JSON line per case on stdout. Not a pass/fail test: see docs/transport.md for targets.
+// One JSON line per case on stdout. Not a pass/fail test: docs/transport.md gives the current figures.
 #include <bench_clouds.hpp>
 
 #include <sdot/optimal_transport.hpp>
