@@ -54,6 +54,42 @@ void number_extended_columns(ExecutionSpace const& space,
       });
 }
 
+/// Element (i, c) of a vector of rank 1 (c = 0) or 2.
+template <class View>
+KOKKOS_INLINE_FUNCTION auto& halo_element(View const& v, int i, int c) {
+  if constexpr (View::rank == 1) {
+    (void)c;
+    return v(i);
+  } else {
+    return v(i, c);
+  }
+}
+
+/// send(k, ·) = from(rows(k), ·), k < rows.extent(0).
+template <class ExecutionSpace, class From, class Buffer, class Rows>
+void pack_halo_rows(ExecutionSpace const& space, From const& from, Rows const& rows,
+                    Buffer const& send) {
+  int const components = static_cast<int>(send.extent(1));
+  Kokkos::parallel_for(
+      "loom::Halo::pack", Kokkos::RangePolicy<ExecutionSpace>(space, 0, rows.extent(0)),
+      KOKKOS_LAMBDA(int k) {
+        for (int c = 0; c < components; ++c)
+          send(k, c) = halo_element(from, rows(k), c);
+      });
+}
+
+/// to(offset + k, ·) = recv(k, ·), k < recv.extent(0).
+template <class ExecutionSpace, class To, class Buffer>
+void unpack_halo_rows(ExecutionSpace const& space, Buffer const& recv, To const& to, int offset) {
+  int const components = static_cast<int>(recv.extent(1));
+  Kokkos::parallel_for(
+      "loom::Halo::unpack", Kokkos::RangePolicy<ExecutionSpace>(space, 0, recv.extent(0)),
+      KOKKOS_LAMBDA(int k) {
+        for (int c = 0; c < components; ++c)
+          halo_element(to, offset + k, c) = recv(k, c);
+      });
+}
+
 } // namespace detail
 
 /// The rows owned by other processes that this process's matrix references ("halo"), and how
@@ -66,8 +102,9 @@ void number_extended_columns(ExecutionSpace const& space,
 template <class ExecutionSpace>
 class Halo {
 public:
-  using memory_space = typename ExecutionSpace::memory_space;
+  using memory_space = typename ExecutionSpace::memory_space; ///< where the plan's arrays live
 
+  /// An empty plan (one process, no row).
   Halo() = default;
 
   /// Collective. `global_columns`: global row indices referenced by this process (any order,
@@ -165,7 +202,6 @@ private:
     if (ranks_.process_count() == 1)
       return;
     sdot::compat::ScopedRegion region("loom::Halo::update");
-    using Policy = Kokkos::RangePolicy<ExecutionSpace>;
     int const components = From::rank == 1 ? 1 : static_cast<int>(from.extent(1));
     int const nsend = static_cast<int>(send_rows_.extent(0));
     int const nrecv = size();
@@ -177,35 +213,14 @@ private:
       send_host_ = sdot::compat::host_mirror_no_init(send_);
       recv_host_ = sdot::compat::host_mirror_no_init(recv_);
     }
-    auto const send = send_, recv = recv_;
-    auto const send_host = send_host_, recv_host = recv_host_;
-    auto const rows = send_rows_;
-    Kokkos::parallel_for(
-        "loom::Halo::pack", Policy(space, 0, nsend), KOKKOS_LAMBDA(int k) {
-          for (int c = 0; c < components; ++c)
-            send(k, c) = element(from, rows(k), c);
-        });
-    Kokkos::deep_copy(space, send_host, send);
+    detail::pack_halo_rows(space, from, send_rows_, send_);
+    Kokkos::deep_copy(space, send_host_, send_);
     space.fence();
-    ranks_.alltoallv_bytes(send_host.data(), send_counts_, recv_host.data(), recv_counts_,
+    ranks_.alltoallv_bytes(send_host_.data(), send_counts_, recv_host_.data(), recv_counts_,
                            sizeof(double) * components);
-    Kokkos::deep_copy(space, recv, recv_host);
-    Kokkos::parallel_for(
-        "loom::Halo::unpack", Policy(space, 0, nrecv), KOKKOS_LAMBDA(int k) {
-          for (int c = 0; c < components; ++c)
-            element(to, offset + k, c) = recv(k, c);
-        });
+    Kokkos::deep_copy(space, recv_, recv_host_);
+    detail::unpack_halo_rows(space, recv_, to, offset);
     space.fence(); // the caller's next kernels may run on another instance
-  }
-
-  template <class View>
-  KOKKOS_INLINE_FUNCTION static auto& element(View const& v, int i, int c) {
-    if constexpr (View::rank == 1) {
-      (void)c;
-      return v(i);
-    } else {
-      return v(i, c);
-    }
   }
 
   using Buffer = Kokkos::View<double**, Kokkos::LayoutRight, memory_space>;

@@ -156,19 +156,41 @@ public:
   typename View::non_const_value_type all_min(View const& local) const {
     return fold(local, [](auto a, auto b) { return b < a ? b : a; });
   }
-  /// Collective: element-wise sums over the processes of one array per process (not per
-  /// rank), added in process order on every process: the same bits on every process, whatever
-  /// the reduction order of the MPI library.
-  template <std::size_t K>
-  std::array<double, K> process_sums(std::array<double, K> const& partial) const {
+  /// Collective: element-wise sums over the processes of one vector per process (not per
+  /// rank; the same length on every process), added in process order from T{} on every
+  /// process: the same bits on every process, whatever the reduction order of the MPI library.
+  template <class T>
+  std::vector<T> process_sums(std::vector<T> const& partial) const {
     if (process_count_ == 1)
       return partial;
-    auto const all = allgather(std::vector<double>(partial.begin(), partial.end()));
-    std::array<double, K> sums{};
+    auto const all = allgather(partial);
+    std::size_t const n = partial.size();
+    std::vector<T> sums(n, T{});
     for (int p = 0; p < process_count_; ++p)
-      for (std::size_t k = 0; k < K; ++k)
-        sums[k] += all[p * K + k];
+      for (std::size_t k = 0; k < n; ++k)
+        sums[k] += all[p * n + k];
     return sums;
+  }
+  /// Collective: process_sums of K values.
+  template <std::size_t K>
+  std::array<double, K> process_sums(std::array<double, K> const& partial) const {
+    auto const sums = process_sums(std::vector<double>(partial.begin(), partial.end()));
+    std::array<double, K> out;
+    std::copy(sums.begin(), sums.end(), out.begin());
+    return out;
+  }
+  /// Collective: element-wise maxima over the processes of one vector per process.
+  template <class T>
+  std::vector<T> process_maxima(std::vector<T> const& partial) const {
+    if (process_count_ == 1)
+      return partial;
+    auto const all = allgather(partial);
+    std::size_t const n = partial.size();
+    std::vector<T> maxima(all.begin(), all.begin() + n);
+    for (int p = 1; p < process_count_; ++p)
+      for (std::size_t k = 0; k < n; ++k)
+        maxima[k] = std::max(maxima[k], all[p * n + k]);
+    return maxima;
   }
   /// Collective: the sum over the processes of one value per process (see process_sums).
   double process_sum(double partial) const {

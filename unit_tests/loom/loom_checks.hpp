@@ -332,6 +332,10 @@ inline double check_all_reductions(loom::Ranks const& r) {
   EXPECT_EQ(r.process_sum(double_of(p)), want_process);
   EXPECT_EQ(r.process_max(double_of(p)), process_max);
   EXPECT_EQ(r.process_min(double_of(p)), process_min);
+  auto const counts = r.process_sums(std::vector<std::int64_t>{p, 1, -p});
+  auto const maxima = r.process_maxima(std::vector<double>{double_of(p), -double(p)});
+  EXPECT_EQ(counts, (std::vector<std::int64_t>{P * (P - 1) / 2, P, -P * (P - 1) / 2}));
+  EXPECT_EQ(maxima, (std::vector<double>{process_max, 0.0}));
   return got;
 }
 

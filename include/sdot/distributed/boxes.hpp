@@ -26,21 +26,6 @@ KOKKOS_INLINE_FUNCTION std::uint64_t extent_position(double value, double lo, do
   return t >= 4294967295.0 ? std::uint64_t(4294967295u) : static_cast<std::uint64_t>(t);
 }
 
-/// Sum over the processes, element-wise, in process order (the same on every process).
-template <class T>
-void sum_over_processes(loom::Ranks const& ranks, std::vector<T>& values) {
-  if (ranks.process_count() == 1)
-    return;
-  auto all = ranks.allgather(values);
-  std::size_t const n = values.size();
-  for (std::size_t k = 0; k < n; ++k) {
-    T s = 0;
-    for (int p = 0; p < ranks.process_count(); ++p)
-      s += all[p * n + k];
-    values[k] = s;
-  }
-}
-
 /// Whether seed i is in the selection of its node (columns of `selection`: prefix and mask of
 /// the coordinate, then of the global index), and its key of `stage`
 /// (0: the coordinate's position in the node's extent; 1: the global index, among seeds of
@@ -81,239 +66,288 @@ struct BisectionNode {
   int rank_begin, rank_end; // ranks [begin, end) share this box
 };
 
+/// The seeds' count and bounding box of each node (a seed with node_of(i) < 0 is in none),
+/// over all the processes.
+struct NodeBounds {
+  std::vector<std::int64_t> counts; ///< per node
+  std::vector<double> lows, highs;  ///< per node: −min x, −min y; max x, max y
+
+  double low(int k, int axis) const { return -lows[2 * k + axis]; }
+  double high(int k, int axis) const { return highs[2 * k + axis]; }
+  double width(int k, int axis) const { return highs[2 * k + axis] + lows[2 * k + axis]; }
+};
+
+/// Collective: the NodeBounds of the `nb_nodes` nodes.
+template <class ExecutionSpace, class MemorySpace>
+NodeBounds node_bounds(ExecutionSpace const& space, loom::Ranks const& ranks,
+                       ConstPoints<MemorySpace> positions, Kokkos::View<int*, MemorySpace> node_of,
+                       int nb_nodes) {
+  using Policy = Kokkos::RangePolicy<ExecutionSpace>;
+  int const n = static_cast<int>(positions.extent(0));
+  Kokkos::View<double**, Kokkos::LayoutRight, MemorySpace> bounds(
+      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::boxes::bounds"), nb_nodes, 4);
+  Kokkos::View<std::int64_t*, MemorySpace> counts(Kokkos::view_alloc(space, "sdot::boxes::counts"),
+                                                  nb_nodes);
+  double const inf = sdot::compat::infinity<double>();
+  Kokkos::parallel_for(
+      "sdot::boxes::init_bounds", Policy(space, 0, nb_nodes), KOKKOS_LAMBDA(int k) {
+        bounds(k, 0) = inf;
+        bounds(k, 1) = inf;
+        bounds(k, 2) = -inf;
+        bounds(k, 3) = -inf;
+      });
+  Kokkos::parallel_for(
+      "sdot::boxes::bounds", Policy(space, 0, n), KOKKOS_LAMBDA(int i) {
+        int const k = node_of(i);
+        if (k < 0)
+          return;
+        Kokkos::atomic_add(&counts(k), std::int64_t(1));
+        sdot::compat::atomic_min(&bounds(k, 0), positions(i, 0));
+        sdot::compat::atomic_min(&bounds(k, 1), positions(i, 1));
+        sdot::compat::atomic_max(&bounds(k, 2), positions(i, 0));
+        sdot::compat::atomic_max(&bounds(k, 3), positions(i, 1));
+      });
+  auto bounds_host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), bounds);
+  auto counts_host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), counts);
+  NodeBounds out;
+  out.lows.resize(2 * nb_nodes);
+  out.highs.resize(2 * nb_nodes);
+  out.counts.resize(nb_nodes);
+  for (int k = 0; k < nb_nodes; ++k) {
+    out.lows[2 * k] = -bounds_host(k, 0); // max of -x = -min x
+    out.lows[2 * k + 1] = -bounds_host(k, 1);
+    out.highs[2 * k] = bounds_host(k, 2);
+    out.highs[2 * k + 1] = bounds_host(k, 3);
+    out.counts[k] = counts_host(k);
+  }
+  out.lows = ranks.process_maxima(out.lows);
+  out.highs = ranks.process_maxima(out.highs);
+  out.counts = ranks.process_sums(out.counts);
+  return out;
+}
+
+/// Per node: the axis of its longer side, and how many of its seeds go to the left child
+/// (ranks [begin, begin + parts / 2)): `target`, the 0-based rank of the first seed going right.
+struct NodeSplits {
+  std::vector<int> axis;
+  std::vector<std::int64_t> target;
+};
+
+inline NodeSplits choose_splits(std::vector<BisectionNode> const& nodes, NodeBounds const& bounds) {
+  int const nb_nodes = static_cast<int>(nodes.size());
+  NodeSplits splits{std::vector<int>(nb_nodes), std::vector<std::int64_t>(nb_nodes)};
+  for (int k = 0; k < nb_nodes; ++k) {
+    splits.axis[k] = bounds.width(k, 0) >= bounds.width(k, 1) ? 0 : 1;
+    std::int64_t const parts = nodes[k].rank_end - nodes[k].rank_begin;
+    splits.target[k] = bounds.counts[k] * (parts / 2) / parts;
+  }
+  return splits;
+}
+
+/// The selection test of the nodes, its selection cleared: each node's axis, and its extent
+/// along it as 2^32 positions.
+template <class ExecutionSpace, class MemorySpace>
+InSelection<MemorySpace> selection_of(ExecutionSpace const& space,
+                                      Kokkos::View<int*, MemorySpace> node_of,
+                                      ConstPoints<MemorySpace> positions, std::int64_t first_gid,
+                                      NodeBounds const& bounds, NodeSplits const& splits) {
+  int const nb_nodes = static_cast<int>(splits.axis.size());
+  Kokkos::View<double**, Kokkos::LayoutRight, MemorySpace> extent(
+      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::boxes::extent"), nb_nodes, 2);
+  auto h = Kokkos::create_mirror_view(extent);
+  for (int k = 0; k < nb_nodes; ++k) {
+    int const axis = splits.axis[k];
+    double const lo = bounds.low(k, axis), width = bounds.high(k, axis) - lo;
+    h(k, 0) = lo;
+    h(k, 1) = width > 0 ? 4294967296.0 / width : 0.0;
+  }
+  Kokkos::deep_copy(space, extent, h);
+  Kokkos::View<int*, MemorySpace> axis(Kokkos::view_alloc(space, "sdot::boxes::axis"), nb_nodes);
+  Kokkos::deep_copy(
+      space, axis,
+      Kokkos::View<int const*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(
+          splits.axis.data(), nb_nodes));
+  Kokkos::View<std::uint64_t**, Kokkos::LayoutRight, MemorySpace> selection(
+      Kokkos::view_alloc(space, "sdot::boxes::selection"), nb_nodes,
+      4); // prefix1 mask1 prefix2 mask2
+  return {node_of, positions, axis, extent, selection, first_gid};
+}
+
+/// Collective: the median of each node by radix selection, one byte per pass, first on the
+/// coordinate, then on the global index among seeds with the selected coordinate; written into
+/// `in.selection`. `target`: see NodeSplits; `gid_bytes`: bytes of the largest global index.
+template <class ExecutionSpace, class MemorySpace>
+void select_medians(ExecutionSpace const& space, loom::Ranks const& ranks,
+                    InSelection<MemorySpace> const& in, std::vector<std::int64_t> target,
+                    int gid_bytes) {
+  using Policy = Kokkos::RangePolicy<ExecutionSpace>;
+  int const n = static_cast<int>(in.positions.extent(0));
+  int const nb_nodes = static_cast<int>(target.size());
+  auto const node_of = in.node_of;
+  std::vector<std::uint64_t> prefix(2 * nb_nodes, 0), mask(2 * nb_nodes, 0);
+  Kokkos::View<std::int64_t**, Kokkos::LayoutRight, MemorySpace> histogram(
+      Kokkos::view_alloc(space, "sdot::boxes::histogram"), nb_nodes, 256);
+  auto upload_selection = [&]() {
+    auto h = Kokkos::create_mirror_view(in.selection);
+    for (int k = 0; k < nb_nodes; ++k) {
+      h(k, 0) = prefix[2 * k];
+      h(k, 1) = mask[2 * k];
+      h(k, 2) = prefix[2 * k + 1];
+      h(k, 3) = mask[2 * k + 1];
+    }
+    Kokkos::deep_copy(space, in.selection, h);
+  };
+  // The seeds still in the selection of their node: each pass sweeps only them, and they
+  // shrink by about 256 per byte once the bytes that the whole node shares are passed.
+  Kokkos::View<int*, MemorySpace> candidates[2] = {
+      Kokkos::View<int*, MemorySpace>(
+          Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::boxes::candidates"), n),
+      Kokkos::View<int*, MemorySpace>(
+          Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::boxes::candidates_next"),
+          n)};
+  int current = 0;
+  int nb_candidates = n;
+  // Keeps the candidates (every seed when `from_all`) that are in the selection of `stage`.
+  auto keep_candidates = [&](int stage, bool from_all) {
+    auto const from = candidates[current];
+    auto const to = candidates[1 - current];
+    int kept = 0;
+    Kokkos::parallel_scan(
+        "sdot::boxes::candidates", Policy(space, 0, nb_candidates),
+        KOKKOS_LAMBDA(int c, int& at, bool final) {
+          int const i = from_all ? c : from(c);
+          std::uint64_t key;
+          if (in(i, stage, key)) {
+            if (final)
+              to(at) = i;
+            ++at;
+          }
+        },
+        kept);
+    current = 1 - current;
+    nb_candidates = kept;
+  };
+  upload_selection();
+  bool all_seeds = true; // the first pass sweeps every seed, the next ones the candidates
+  for (int stage = 0; stage < 2; ++stage) {
+    // After the coordinate, the global index only matters where seeds of equal coordinate
+    // must be split (target > 0 among them): lattices, duplicates.
+    if (stage == 1 &&
+        std::all_of(target.begin(), target.end(), [](std::int64_t t) { return t == 0; }))
+      break;
+    int const bytes = stage == 0 ? 4 : gid_bytes;
+    for (int b = bytes - 1; b >= 0; --b) {
+      int const shift = 8 * b;
+      Kokkos::deep_copy(space, histogram, 0);
+      auto const list = candidates[current];
+      bool const from_all = all_seeds;
+      Kokkos::parallel_for(
+          "sdot::boxes::digit_histogram", Policy(space, 0, nb_candidates), KOKKOS_LAMBDA(int c) {
+            int const i = from_all ? c : list(c);
+            std::uint64_t key = 0;
+            if (in(i, stage, key))
+              Kokkos::atomic_add(&histogram(node_of(i), (key >> shift) & 255), std::int64_t(1));
+          });
+      auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), histogram);
+      std::vector<std::int64_t> sums(std::size_t(nb_nodes) * 256);
+      for (int k = 0; k < nb_nodes; ++k)
+        for (int d = 0; d < 256; ++d)
+          sums[k * 256 + d] = h(k, d);
+      sums = ranks.process_sums(sums);
+      for (int k = 0; k < nb_nodes; ++k) {
+        std::int64_t in_node = 0;
+        for (int d = 0; d < 256; ++d)
+          in_node += sums[k * 256 + d];
+        if (in_node == 0)
+          continue; // empty node, or nothing left to select
+        int d = 0;
+        while (d < 255 && target[k] >= sums[k * 256 + d]) {
+          target[k] -= sums[k * 256 + d];
+          ++d;
+        }
+        prefix[2 * k + stage] |= std::uint64_t(d) << shift;
+        mask[2 * k + stage] |= std::uint64_t(255) << shift;
+      }
+      upload_selection();
+      // The next pass sweeps only the seeds still selected (after the last byte of the
+      // coordinate: those of the selected coordinate, for the global index).
+      keep_candidates(b > 0 ? stage : 1, all_seeds);
+      all_seeds = false;
+    }
+  }
+}
+
+/// Splits each node at its selected median: the seeds at or before it go to the left child
+/// (ranks [begin, begin + parts/2)), the others to the right one; a seed whose child holds
+/// one rank gets that rank in `box`. Returns the children of more than one rank, numbered as
+/// the seeds' node_of now says.
+template <class ExecutionSpace, class MemorySpace>
+std::vector<BisectionNode>
+split_nodes(ExecutionSpace const& space, std::vector<BisectionNode> const& nodes,
+            InSelection<MemorySpace> const& in, Kokkos::View<int*, MemorySpace> box) {
+  using Policy = Kokkos::RangePolicy<ExecutionSpace>;
+  int const n = static_cast<int>(in.positions.extent(0));
+  int const nb_nodes = static_cast<int>(nodes.size());
+  std::vector<BisectionNode> next;
+  Kokkos::View<int**, Kokkos::LayoutRight, MemorySpace> children(
+      Kokkos::view_alloc(space, "sdot::boxes::children"), nb_nodes, 4);
+  auto h = Kokkos::create_mirror_view(children);
+  for (int k = 0; k < nb_nodes; ++k) {
+    int const begin = nodes[k].rank_begin, end = nodes[k].rank_end, mid = begin + (end - begin) / 2;
+    BisectionNode const halves[2] = {{begin, mid}, {mid, end}};
+    for (int c = 0; c < 2; ++c) {
+      h(k, c) = -1; // node index of the child, or −1 when it holds one rank
+      h(k, 2 + c) = halves[c].rank_begin;
+      if (halves[c].rank_end - halves[c].rank_begin > 1) {
+        h(k, c) = static_cast<int>(next.size());
+        next.push_back(halves[c]);
+      }
+    }
+  }
+  Kokkos::deep_copy(space, children, h);
+  auto const node_of = in.node_of;
+  auto const selection = in.selection;
+  std::int64_t const first_gid = in.first_gid;
+  Kokkos::parallel_for(
+      "sdot::boxes::assign", Policy(space, 0, n), KOKKOS_LAMBDA(int i) {
+        int const k = node_of(i);
+        if (k < 0)
+          return;
+        std::uint64_t const key1 = in.position(i, k);
+        std::uint64_t const gid = static_cast<std::uint64_t>(first_gid + i);
+        bool const left =
+            key1 < selection(k, 0) || (key1 == selection(k, 0) && gid < selection(k, 2));
+        int const c = left ? 0 : 1;
+        node_of(i) = children(k, c);
+        if (children(k, c) < 0)
+          box(i) = children(k, 2 + c);
+      });
+  return next;
+}
+
 /// The global rank of the box of each of this process's seeds (gid(i) = first_gid + i).
+/// Collective: every process bisects all the nodes of a level together.
 template <class ExecutionSpace, class MemorySpace>
 Kokkos::View<int*, MemorySpace>
 bisect_into_boxes(ExecutionSpace const& space, loom::Ranks const& ranks,
                   ConstPoints<MemorySpace> positions, std::int64_t first_gid, std::int64_t total) {
-  using Policy = Kokkos::RangePolicy<ExecutionSpace>;
   sdot::compat::ScopedRegion region("sdot::bisect_into_boxes");
   int const n = static_cast<int>(positions.extent(0));
   Kokkos::View<int*, MemorySpace> box(Kokkos::view_alloc(space, "sdot::boxes::rank"), n);
   Kokkos::View<int*, MemorySpace> node_of(Kokkos::view_alloc(space, "sdot::boxes::node"), n);
-  std::vector<BisectionNode> nodes;
-  if (ranks.size() > 1)
-    nodes.push_back({0, ranks.size()});
-  else
+  if (ranks.size() == 1)
     return box; // one rank: every seed in box 0
   int gid_bytes = 1;
   while (gid_bytes < 8 && (total >> (8 * gid_bytes)) > 0)
     ++gid_bytes;
-
+  std::vector<BisectionNode> nodes{{0, ranks.size()}};
   while (!nodes.empty()) {
     int const nb_nodes = static_cast<int>(nodes.size());
-    // Count and bounding box of each node.
-    Kokkos::View<double**, Kokkos::LayoutRight, MemorySpace> bounds(
-        Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::boxes::bounds"), nb_nodes, 4);
-    Kokkos::View<std::int64_t*, MemorySpace> counts(
-        Kokkos::view_alloc(space, "sdot::boxes::counts"), nb_nodes);
-    double const inf = sdot::compat::infinity<double>();
-    Kokkos::parallel_for(
-        "sdot::boxes::init_bounds", Policy(space, 0, nb_nodes), KOKKOS_LAMBDA(int k) {
-          bounds(k, 0) = inf;
-          bounds(k, 1) = inf;
-          bounds(k, 2) = -inf;
-          bounds(k, 3) = -inf;
-        });
-    Kokkos::parallel_for(
-        "sdot::boxes::bounds", Policy(space, 0, n), KOKKOS_LAMBDA(int i) {
-          int const k = node_of(i);
-          if (k < 0)
-            return;
-          Kokkos::atomic_add(&counts(k), std::int64_t(1));
-          sdot::compat::atomic_min(&bounds(k, 0), positions(i, 0));
-          sdot::compat::atomic_min(&bounds(k, 1), positions(i, 1));
-          sdot::compat::atomic_max(&bounds(k, 2), positions(i, 0));
-          sdot::compat::atomic_max(&bounds(k, 3), positions(i, 1));
-        });
-    auto bounds_host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), bounds);
-    auto counts_host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), counts);
-    std::vector<double> lows(2 * nb_nodes), highs(2 * nb_nodes);
-    std::vector<std::int64_t> node_counts(nb_nodes);
-    for (int k = 0; k < nb_nodes; ++k) {
-      lows[2 * k] = -bounds_host(k, 0); // max of -x = -min x
-      lows[2 * k + 1] = -bounds_host(k, 1);
-      highs[2 * k] = bounds_host(k, 2);
-      highs[2 * k + 1] = bounds_host(k, 3);
-      node_counts[k] = counts_host(k);
-    }
-    if (ranks.process_count() > 1) {
-      auto all_lows = ranks.allgather(lows), all_highs = ranks.allgather(highs);
-      for (int p = 0; p < ranks.process_count(); ++p)
-        for (int k = 0; k < 2 * nb_nodes; ++k) {
-          lows[k] = std::max(lows[k], all_lows[p * 2 * nb_nodes + k]);
-          highs[k] = std::max(highs[k], all_highs[p * 2 * nb_nodes + k]);
-        }
-    }
-    sum_over_processes(ranks, node_counts);
-    // Axis and number of seeds that go left, per node.
-    std::vector<int> axis(nb_nodes);
-    std::vector<std::int64_t> target(nb_nodes); // rank (0-based) of the first seed going right
-    for (int k = 0; k < nb_nodes; ++k) {
-      double const width = highs[2 * k] + lows[2 * k], height = highs[2 * k + 1] + lows[2 * k + 1];
-      axis[k] = width >= height ? 0 : 1;
-      std::int64_t const parts = nodes[k].rank_end - nodes[k].rank_begin;
-      target[k] = node_counts[k] * (parts / 2) / parts;
-    }
-    // Each node's extent along its axis, as 2^32 positions.
-    Kokkos::View<double**, Kokkos::LayoutRight, MemorySpace> extent(
-        Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::boxes::extent"), nb_nodes, 2);
-    {
-      auto h = Kokkos::create_mirror_view(extent);
-      for (int k = 0; k < nb_nodes; ++k) {
-        double const lo = -lows[2 * k + axis[k]], width = highs[2 * k + axis[k]] - lo;
-        h(k, 0) = lo;
-        h(k, 1) = width > 0 ? 4294967296.0 / width : 0.0;
-      }
-      Kokkos::deep_copy(space, extent, h);
-    }
-    Kokkos::View<int*, MemorySpace> axis_view(Kokkos::view_alloc(space, "sdot::boxes::axis"),
-                                              nb_nodes);
-    Kokkos::deep_copy(
-        space, axis_view,
-        Kokkos::View<int*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(axis.data(),
-                                                                                       nb_nodes));
-
-    // Radix selection, one byte per pass, first on the coordinate, then on the global index
-    // among seeds with the selected coordinate.
-    std::vector<std::uint64_t> prefix(2 * nb_nodes, 0), mask(2 * nb_nodes, 0);
-    Kokkos::View<std::uint64_t**, Kokkos::LayoutRight, MemorySpace> selection(
-        Kokkos::view_alloc(space, "sdot::boxes::selection"), nb_nodes,
-        4); // prefix1 mask1 prefix2 mask2
-    Kokkos::View<std::int64_t**, Kokkos::LayoutRight, MemorySpace> histogram(
-        Kokkos::view_alloc(space, "sdot::boxes::histogram"), nb_nodes, 256);
-    auto upload_selection = [&]() {
-      auto h = Kokkos::create_mirror_view(selection);
-      for (int k = 0; k < nb_nodes; ++k) {
-        h(k, 0) = prefix[2 * k];
-        h(k, 1) = mask[2 * k];
-        h(k, 2) = prefix[2 * k + 1];
-        h(k, 3) = mask[2 * k + 1];
-      }
-      Kokkos::deep_copy(space, selection, h);
-    };
-    // The seeds still in the selection of their node: each pass sweeps only them, and they
-    // shrink by about 256 per byte once the bytes that the whole node shares are passed.
-    Kokkos::View<int*, MemorySpace> candidates[2] = {
-        Kokkos::View<int*, MemorySpace>(
-            Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::boxes::candidates"), n),
-        Kokkos::View<int*, MemorySpace>(
-            Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::boxes::candidates_next"),
-            n)};
-    int current = 0;
-    int nb_candidates = n;
-    InSelection<MemorySpace> const in_selection{node_of, positions, axis_view,
-                                                extent,  selection, first_gid};
-    // Keeps the candidates (every seed when `from_all`) that are in the selection of `stage`.
-    auto keep_candidates = [&](int stage, bool from_all) {
-      auto const from = candidates[current];
-      auto const to = candidates[1 - current];
-      int kept = 0;
-      Kokkos::parallel_scan(
-          "sdot::boxes::candidates", Policy(space, 0, nb_candidates),
-          KOKKOS_LAMBDA(int c, int& at, bool final) {
-            int const i = from_all ? c : from(c);
-            std::uint64_t key;
-            if (in_selection(i, stage, key)) {
-              if (final)
-                to(at) = i;
-              ++at;
-            }
-          },
-          kept);
-      current = 1 - current;
-      nb_candidates = kept;
-    };
-    upload_selection();
-    bool all_seeds = true; // the first pass sweeps every seed, the next ones the candidates
-    for (int stage = 0; stage < 2; ++stage) {
-      // After the coordinate, the global index only matters where seeds of equal coordinate
-      // must be split (target > 0 among them): lattices, duplicates.
-      if (stage == 1 &&
-          std::all_of(target.begin(), target.end(), [](std::int64_t t) { return t == 0; }))
-        break;
-      int const bytes = stage == 0 ? 4 : gid_bytes;
-      for (int b = bytes - 1; b >= 0; --b) {
-        int const shift = 8 * b;
-        Kokkos::deep_copy(space, histogram, 0);
-        auto const list = candidates[current];
-        bool const from_all = all_seeds;
-        Kokkos::parallel_for(
-            "sdot::boxes::digit_histogram", Policy(space, 0, nb_candidates), KOKKOS_LAMBDA(int c) {
-              int const i = from_all ? c : list(c);
-              std::uint64_t key = 0;
-              if (in_selection(i, stage, key))
-                Kokkos::atomic_add(&histogram(node_of(i), (key >> shift) & 255), std::int64_t(1));
-            });
-        auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), histogram);
-        std::vector<std::int64_t> sums(std::size_t(nb_nodes) * 256);
-        for (int k = 0; k < nb_nodes; ++k)
-          for (int d = 0; d < 256; ++d)
-            sums[k * 256 + d] = h(k, d);
-        sum_over_processes(ranks, sums);
-        for (int k = 0; k < nb_nodes; ++k) {
-          std::int64_t in_node = 0;
-          for (int d = 0; d < 256; ++d)
-            in_node += sums[k * 256 + d];
-          if (in_node == 0)
-            continue; // empty node, or nothing left to select
-          int d = 0;
-          while (d < 255 && target[k] >= sums[k * 256 + d]) {
-            target[k] -= sums[k * 256 + d];
-            ++d;
-          }
-          prefix[2 * k + stage] |= std::uint64_t(d) << shift;
-          mask[2 * k + stage] |= std::uint64_t(255) << shift;
-        }
-        upload_selection();
-        // The next pass sweeps only the seeds still selected (after the last byte of the
-        // coordinate: those of the selected coordinate, for the global index).
-        keep_candidates(b > 0 ? stage : 1, all_seeds);
-        all_seeds = false;
-      }
-    }
-
-    // Children: left [begin, begin + parts/2), right the rest; boxes of one rank are done.
-    std::vector<BisectionNode> next;
-    std::vector<int> child_index(2 * nb_nodes, -1), child_rank(2 * nb_nodes);
-    for (int k = 0; k < nb_nodes; ++k) {
-      int const begin = nodes[k].rank_begin, end = nodes[k].rank_end,
-                mid = begin + (end - begin) / 2;
-      BisectionNode const children[2] = {{begin, mid}, {mid, end}};
-      for (int c = 0; c < 2; ++c) {
-        child_rank[2 * k + c] = children[c].rank_begin;
-        if (children[c].rank_end - children[c].rank_begin > 1) {
-          child_index[2 * k + c] = static_cast<int>(next.size());
-          next.push_back(children[c]);
-        }
-      }
-    }
-    Kokkos::View<int**, Kokkos::LayoutRight, MemorySpace> children(
-        Kokkos::view_alloc(space, "sdot::boxes::children"), nb_nodes, 4);
-    {
-      auto h = Kokkos::create_mirror_view(children);
-      for (int k = 0; k < nb_nodes; ++k)
-        for (int c = 0; c < 2; ++c) {
-          h(k, c) = child_index[2 * k + c];
-          h(k, 2 + c) = child_rank[2 * k + c];
-        }
-      Kokkos::deep_copy(space, children, h);
-    }
-    Kokkos::parallel_for(
-        "sdot::boxes::assign", Policy(space, 0, n), KOKKOS_LAMBDA(int i) {
-          int const k = node_of(i);
-          if (k < 0)
-            return;
-          std::uint64_t const key1 = in_selection.position(i, k);
-          std::uint64_t const gid = static_cast<std::uint64_t>(first_gid + i);
-          bool const left =
-              key1 < selection(k, 0) || (key1 == selection(k, 0) && gid < selection(k, 2));
-          int const c = left ? 0 : 1;
-          node_of(i) = children(k, c);
-          if (children(k, c) < 0)
-            box(i) = children(k, 2 + c);
-        });
-    nodes.swap(next);
+    NodeBounds const bounds = node_bounds(space, ranks, positions, node_of, nb_nodes);
+    NodeSplits const splits = choose_splits(nodes, bounds);
+    auto const in = selection_of(space, node_of, positions, first_gid, bounds, splits);
+    select_medians(space, ranks, in, splits.target, gid_bytes);
+    nodes = split_nodes(space, nodes, in, box);
   }
   space.fence();
   return box;
