@@ -178,12 +178,7 @@ Seeds read_seeds(loom::Ranks const& ranks, std::string const& path) {
   sdot::hdf5::InputFile file(ranks, path);
   Seeds s;
   s.total = file.rows("positions", 2);
-  std::int64_t const weights = file.rows("weights", 0);
-  if (weights != s.total) // the same on every process
-    throw loom::Error("'" + path + "': dataset 'weights' has " + std::to_string(weights) +
-                          " rows but 'positions' has " + std::to_string(s.total) +
-                          ": one weight per seed is expected",
-                      true);
+  sdot::apps::check_rows_per_seed(file, path, "weights", s.total);
   s.block = file.even_block(s.total);
   auto positions = file.read_points("positions", s.block);
   auto weights_block = file.read_vector("weights", s.block);

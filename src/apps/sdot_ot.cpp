@@ -114,22 +114,14 @@ Input read_input(loom::Ranks const& ranks, std::string const& path, double area)
   Input in;
   in.total = file.rows("positions", 2);
   auto const block = file.even_block(in.total);
-  auto const check_rows = [&](std::string const& dataset) {
-    std::int64_t const rows = file.rows(dataset, 0);
-    if (rows != in.total) // the same on every process
-      throw loom::Error("'" + path + "': dataset '" + dataset + "' has " + std::to_string(rows) +
-                            " rows but 'positions' has " + std::to_string(in.total) +
-                            ": one value per seed is expected",
-                        true);
-  };
   auto positions = file.read_points("positions", block);
   std::optional<sdot::hdf5::HostVector> masses, weights;
   if (file.has("masses")) {
-    check_rows("masses");
+    sdot::apps::check_rows_per_seed(file, path, "masses", in.total);
     masses = file.read_vector("masses", block);
   }
   if (file.has("weights")) {
-    check_rows("weights");
+    sdot::apps::check_rows_per_seed(file, path, "weights", in.total);
     weights = file.read_vector("weights", block);
     in.has_weights = true;
   }

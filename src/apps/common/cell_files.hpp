@@ -1,6 +1,7 @@
 #pragma once
-// The files of the cells that the command-line programs write on request: --cells FILE (the
-// polygons in the VTKHDF format, for ParaView) and --svg FILE (a picture of a small diagram).
+// The files of the command-line programs beyond their main input and output: --cells FILE (the
+// polygons in the VTKHDF format, for ParaView), --svg FILE (a picture of a small diagram), and
+// the check of the input's datasets of one row per seed.
 #include "command_line.hpp"
 
 #include <sdot/hdf5_io.hpp>
@@ -14,6 +15,18 @@
 #include <utility>
 
 namespace sdot::apps {
+
+/// Collective: throws the same loom::Error on every process unless dataset `dataset` of
+/// `file` (at `path`) has `seeds` rows, one per seed (the rows of 'positions').
+inline void check_rows_per_seed(sdot::hdf5::InputFile const& file, std::string const& path,
+                                std::string const& dataset, std::int64_t seeds) {
+  std::int64_t const rows = file.rows(dataset, 0);
+  if (rows != seeds) // the same on every process
+    throw loom::Error("'" + path + "': dataset '" + dataset + "' has " + std::to_string(rows) +
+                          " rows but 'positions' has " + std::to_string(seeds) +
+                          ": one value per seed is expected",
+                      true);
+}
 
 /// The options --cells FILE and --svg FILE.
 struct CellFileOptions {
