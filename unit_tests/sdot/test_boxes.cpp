@@ -2,6 +2,7 @@
 #include "brute_force.hpp"
 #include "clouds.hpp"
 #include "reference_cases.hpp"
+#include "test_setup.hpp"
 
 #include <sdot/jacobian.hpp>
 #include <sdot/sdot.hpp>
@@ -16,10 +17,6 @@
 using namespace sdot_test;
 
 namespace {
-
-std::vector<sdot::HalfSpace> unit_square() {
-  return sdot::box_half_spaces({0, 0}, {1, 1});
-}
 
 std::vector<double> measures_with(Cloud const& c, std::vector<sdot::HalfSpace> const& hs,
                                   sdot::PowerDiagramOptions options,

@@ -1,6 +1,7 @@
 // The power diagram on one device against the brute-force reference.
 #include "brute_force.hpp"
 #include "clouds.hpp"
+#include "test_setup.hpp"
 
 #include <sdot/picture.hpp>
 #include <sdot/sdot.hpp>
@@ -22,10 +23,6 @@
 using namespace sdot_test;
 
 namespace {
-
-std::vector<sdot::HalfSpace> unit_square() {
-  return sdot::box_half_spaces({0, 0}, {1, 1});
-}
 
 std::vector<sdot::HalfSpace> triangle() {
   // (0,0), (1,0), (0.3,0.9)

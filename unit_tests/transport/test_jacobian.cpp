@@ -1,6 +1,7 @@
 // The Jacobian of the measures on one process: against centred finite differences of the
 // measures, and its invariants (symmetric, rows adding up to zero, the same for any nb_boxes).
 #include "transport_helpers.hpp"
+#include <test_setup.hpp>
 
 #include <gtest/gtest.h>
 
@@ -9,10 +10,6 @@
 using namespace sdot_test;
 
 namespace {
-
-std::vector<sdot::HalfSpace> unit_square() {
-  return sdot::box_half_spaces({0, 0}, {1, 1});
-}
 
 SparseEntries jacobian_of(Cloud const& c, std::vector<sdot::HalfSpace> const& hs,
                           sdot::PowerDiagramOptions options = {}) {

@@ -1,6 +1,7 @@
 // The transport solver on one process: converged weights are checked against the brute-force
 // measures of the unit tests (an independent O(N²) computation in long double).
 #include "transport_helpers.hpp"
+#include <test_setup.hpp>
 
 #include <brute_force.hpp>
 
@@ -13,10 +14,6 @@
 using namespace sdot_test;
 
 namespace {
-
-std::vector<sdot::HalfSpace> unit_square() {
-  return sdot::box_half_spaces({0, 0}, {1, 1});
-}
 
 struct Solved {
   std::vector<double> weights, measures;

@@ -4,6 +4,7 @@
 // one process; and the solver on the distributed diagram itself (SpreadCells), against the
 // brute-force measures.
 #include "transport_helpers.hpp"
+#include <test_setup.hpp>
 
 #include <brute_force.hpp>
 
@@ -19,19 +20,6 @@
 using namespace sdot_test;
 
 namespace {
-
-std::vector<sdot::HalfSpace> unit_square() {
-  return sdot::box_half_spaces({0, 0}, {1, 1});
-}
-
-// The processes of MPI_COMM_WORLD, or this process alone without MPI.
-loom::Ranks world() {
-#ifdef LOOM_ENABLE_MPI
-  return loom::MpiRanks(MPI_COMM_WORLD);
-#else
-  return loom::BoxRanks(1);
-#endif
-}
 
 template <class T>
 std::vector<T> gather_blocks(loom::Ranks const& ranks, std::vector<T> const& mine) {
@@ -147,7 +135,7 @@ LaplacianProblem laplacian_problem(int k) {
 } // namespace
 
 TEST(TransportMpi, ConjugateGradientWithHalo) {
-  auto const ranks = world();
+  auto const ranks = world_ranks();
   int const k = 40, n = k * k;
   auto const [x_true, b] = laplacian_problem(k);
   auto const block = block_of(n, ranks);
@@ -167,7 +155,7 @@ TEST(TransportMpi, ConjugateGradientWithHalo) {
 }
 
 TEST(TransportMpi, AggregationConjugateGradientWithHalo) {
-  auto const ranks = world();
+  auto const ranks = world_ranks();
   int const k = 40, n = k * k;
   auto const [x_true, b] = laplacian_problem(k);
   auto const block = block_of(n, ranks);
@@ -190,7 +178,7 @@ TEST(TransportMpi, AggregationConjugateGradientWithHalo) {
 }
 
 TEST(TransportMpi, JacobianEqualsOneProcess) {
-  auto const ranks = world();
+  auto const ranks = world_ranks();
   for (auto const& c :
        {uniform_cloud(700, 1e-3, 31), clustered_cloud(700, 32), lattice_cloud(20)}) {
     ReplicatedCells cells(ranks, c, unit_square());
@@ -227,7 +215,7 @@ TEST(TransportMpi, JacobianEqualsOneProcess) {
 }
 
 TEST(TransportMpi, SolverEqualsOneProcess) {
-  auto const ranks = world();
+  auto const ranks = world_ranks();
   auto c = clustered_cloud(800, 33);
   for (auto& w : c.w)
     w = 0;
@@ -267,7 +255,7 @@ TEST(TransportMpi, SpreadCellsGiveTheTargets) {
   // The distributed diagram itself (SpreadCells, what sdot-ot runs), a clustered cloud, a
   // process without seeds at 3 and 4 processes; the weights found give the targets by the
   // brute-force reference.
-  auto const ranks = world();
+  auto const ranks = world_ranks();
   auto const c = clustered_cloud(800, 41);
   int const n = static_cast<int>(c.x.size());
   int const P = ranks.process_count(), p = ranks.process_rank();
@@ -287,15 +275,6 @@ TEST(TransportMpi, SpreadCellsGiveTheTargets) {
   auto const reference = brute_force(c.x, weights, unit_square());
   for (int i = 0; i < n; ++i)
     ASSERT_NEAR(static_cast<double>(reference.measures[i]), t[i], 1e-10) << "seed " << i;
-}
-
-// The processes of MPI_COMM_WORLD with `boxes` boxes each, or one process of `boxes` boxes.
-loom::Ranks world_with_boxes(int boxes) {
-#ifdef LOOM_ENABLE_MPI
-  return loom::MpiRanks(MPI_COMM_WORLD, boxes);
-#else
-  return loom::BoxRanks(boxes);
-#endif
 }
 
 // A clustered cloud whose rows are shuffled (the input blocks hold seeds all over the domain),
@@ -338,7 +317,7 @@ TEST(TransportMpi, SpreadOptimalTransportOnShuffledRows) {
   // caller's rows, give the targets by the brute-force reference; a solve from them takes no
   // step.
   for (int boxes : {1, 3}) {
-    auto const ranks = world_with_boxes(boxes);
+    auto const ranks = world_ranks(boxes);
     int const n = 701;
     auto const s = shuffled_problem(ranks, n, 43);
     sdot::OptimalTransport ot(loom::spread(positions_view(s.mine), ranks),
@@ -366,7 +345,7 @@ TEST(TransportMpi, SpreadOptimalTransportOnShuffledRows) {
 TEST(TransportMpi, SpreadOptimalTransportNamesTheCallersRows) {
   // Errors name the rows as the caller numbers them, on every process alike: a bad target,
   // and an empty cell (two coincident seeds).
-  auto const ranks = world();
+  auto const ranks = world_ranks();
   int const n = 401;
   {
     auto s = shuffled_problem(ranks, n, 44);
@@ -410,7 +389,7 @@ TEST(TransportMpi, SpreadOptimalTransportNamesTheCallersRows) {
 }
 
 TEST(TransportMpi, BadTargetsRefusedOnEveryProcess) {
-  auto const ranks = world();
+  auto const ranks = world_ranks();
   auto const c = uniform_cloud(100, 0, 34);
   ReplicatedCells cells(ranks, c, unit_square());
   int const begin = cells.begin(), size = static_cast<int>(cells.positions().extent(0));
