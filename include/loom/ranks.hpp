@@ -118,8 +118,6 @@ public:
   void agree(bool local_ok, std::string const& message) const;
   /// Collective: true on every process when `local` is true on any process.
   bool any(bool local) const;
-  /// Collective: element-wise maximum over the processes, in place (same length everywhere).
-  void max_in_place(std::vector<std::int64_t>& values) const;
   /// Collective barrier (nothing under BoxRanks).
   void barrier() const;
 
@@ -157,19 +155,11 @@ public:
     return fold(local, [](auto a, auto b) { return b < a ? b : a; });
   }
   /// Collective: element-wise sums over the processes of one vector per process (not per
-  /// rank; the same length on every process), added in process order from T{} on every
-  /// process: the same bits on every process, whatever the reduction order of the MPI library.
+  /// rank; the same length on every process), added in process order: the same bits on every
+  /// process, whatever the reduction order of the MPI library.
   template <class T>
   std::vector<T> process_sums(std::vector<T> const& partial) const {
-    if (process_count_ == 1)
-      return partial;
-    auto const all = allgather(partial);
-    std::size_t const n = partial.size();
-    std::vector<T> sums(n, T{});
-    for (int p = 0; p < process_count_; ++p)
-      for (std::size_t k = 0; k < n; ++k)
-        sums[k] += all[p * n + k];
-    return sums;
+    return process_fold(partial, [](T a, T b) { return a + b; });
   }
   /// Collective: process_sums of K values.
   template <std::size_t K>
@@ -182,34 +172,19 @@ public:
   /// Collective: element-wise maxima over the processes of one vector per process.
   template <class T>
   std::vector<T> process_maxima(std::vector<T> const& partial) const {
-    if (process_count_ == 1)
-      return partial;
-    auto const all = allgather(partial);
-    std::size_t const n = partial.size();
-    std::vector<T> maxima(all.begin(), all.begin() + n);
-    for (int p = 1; p < process_count_; ++p)
-      for (std::size_t k = 0; k < n; ++k)
-        maxima[k] = std::max(maxima[k], all[p * n + k]);
-    return maxima;
+    return process_fold(partial, [](T a, T b) { return a < b ? b : a; });
+  }
+  /// Collective: element-wise minima over the processes of one vector per process.
+  template <class T>
+  std::vector<T> process_minima(std::vector<T> const& partial) const {
+    return process_fold(partial, [](T a, T b) { return b < a ? b : a; });
   }
   /// Collective: the sum over the processes of one value per process (see process_sums).
-  double process_sum(double partial) const {
-    return process_sums<1>({partial})[0];
-  }
+  double process_sum(double partial) const { return process_sums<1>({partial})[0]; }
   /// Collective: the maximum over the processes of one value per process.
-  double process_max(double partial) const {
-    if (process_count_ == 1)
-      return partial;
-    auto const all = allgather(std::vector<double>{partial});
-    return *std::max_element(all.begin(), all.end());
-  }
+  double process_max(double partial) const { return process_maxima(std::vector{partial})[0]; }
   /// Collective: the minimum over the processes of one value per process.
-  double process_min(double partial) const {
-    if (process_count_ == 1)
-      return partial;
-    auto const all = allgather(std::vector<double>{partial});
-    return *std::min_element(all.begin(), all.end());
-  }
+  double process_min(double partial) const { return process_minima(std::vector{partial})[0]; }
 
   /// Collective: the local_count() values of every process, in global rank order (size()
   /// values), on the host.
@@ -268,6 +243,20 @@ public:
         process_count_(group_ ? group_->size() : 1), local_count_(local_count) {}
 
 private:
+  /// Element-wise over the processes: process 0's vector combined by `op` with process 1's,
+  /// then 2's, and so on (the same bits on every process).
+  template <class T, class Op>
+  std::vector<T> process_fold(std::vector<T> const& partial, Op op) const {
+    if (process_count_ == 1)
+      return partial;
+    auto const all = allgather(partial);
+    std::size_t const n = partial.size();
+    std::vector<T> folded(all.begin(), all.begin() + n);
+    for (int p = 1; p < process_count_; ++p)
+      for (std::size_t k = 0; k < n; ++k)
+        folded[k] = op(folded[k], all[p * n + k]);
+    return folded;
+  }
   /// The values of all the ranks, combined by `op` in global rank order.
   template <class View, class Op>
   typename View::non_const_value_type fold(View const& local, Op op) const {
@@ -300,5 +289,10 @@ Ranks ProcessGroupRanks(std::shared_ptr<ProcessGroup const> group, int boxes_per
 /// `count` ranks emulated inside this process, on its device. Uses no MPI at all (works
 /// without MPI_Init).
 Ranks BoxRanks(int count);
+
+/// The processes of the program, `boxes_per_process` ranks each: MpiRanks(MPI_COMM_WORLD,
+/// boxes_per_process) when loom is built with MPI (LOOM_ENABLE_MPI; MPI must be initialised),
+/// else BoxRanks(boxes_per_process), this process alone. Collective.
+Ranks WorldRanks(int boxes_per_process = 1);
 
 } // namespace loom

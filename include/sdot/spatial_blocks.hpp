@@ -171,7 +171,7 @@ public:
       found = entry();
     }
     std::vector<std::int64_t> agreed{found};
-    ranks_.max_in_place(agreed);
+    agreed = ranks_.process_maxima(agreed);
     return agreed[0];
   }
 

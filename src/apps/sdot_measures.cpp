@@ -227,7 +227,7 @@ struct DiagramResult {
 /// (collective); the centroids and the polygons when asked for.
 DiagramResult compute_diagram(Seeds const& seeds, std::vector<sdot::HalfSpace> const& boundaries,
                               sdot::PowerDiagramOptions options, bool centroids, bool polygons) {
-  loom::Ranks const ranks = sdot::apps::program_ranks(options.nb_boxes);
+  loom::Ranks const ranks = loom::WorldRanks(options.nb_boxes);
   options.keep_polygons = polygons; // built with the measures rather than once more
   ExecutionSpace space;
   Kokkos::Timer timer;
@@ -277,7 +277,7 @@ int run(std::vector<std::string> const& args) {
   Options const o = parse(args);
   std::vector<sdot::HalfSpace> const boundaries = sdot::box_half_spaces(o.lo, o.hi);
   sdot::DomainPolygon const domain = sdot::domain_polygon(boundaries);
-  loom::Ranks const ranks = sdot::apps::program_ranks();
+  loom::Ranks const ranks = loom::WorldRanks();
   Progress progress(o.progress, ranks.process_rank() == 0);
 
   Seeds const seeds = o.random > 0 ? random_seeds(ranks, o) : read_seeds(ranks, o.input);

@@ -147,7 +147,7 @@ int run(std::vector<std::string> const& args) {
   std::vector<sdot::HalfSpace> const boundaries = sdot::box_half_spaces(o.lo, o.hi);
   sdot::DomainPolygon const domain = sdot::domain_polygon(boundaries);
   double const area = domain.area;
-  loom::Ranks const ranks = sdot::apps::program_ranks();
+  loom::Ranks const ranks = loom::WorldRanks();
   Kokkos::Timer timer;
 
   Input const in = read_input(ranks, o.input, area);

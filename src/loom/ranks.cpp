@@ -141,6 +141,14 @@ Ranks BoxRanks(int count) {
   return Ranks(nullptr, count);
 }
 
+Ranks WorldRanks(int boxes_per_process) {
+#ifdef LOOM_ENABLE_MPI
+  return MpiRanks(MPI_COMM_WORLD, boxes_per_process);
+#else
+  return BoxRanks(boxes_per_process);
+#endif
+}
+
 void Ranks::agree(bool local_ok, std::string const& message) const {
   if (!group_ || process_count_ == 1) {
     if (!local_ok)
@@ -166,20 +174,7 @@ void Ranks::agree(bool local_ok, std::string const& message) const {
 }
 
 bool Ranks::any(bool local) const {
-  std::vector<std::int64_t> v{local ? 1 : 0};
-  max_in_place(v);
-  return v[0] != 0;
-}
-
-void Ranks::max_in_place(std::vector<std::int64_t>& values) const {
-  if (!group_ || process_count_ == 1 || values.empty())
-    return;
-  std::size_t const n = values.size();
-  std::vector<std::int64_t> all(n * process_count_);
-  allgather_bytes(values.data(), all.data(), n * sizeof(std::int64_t));
-  for (int p = 0; p < process_count_; ++p)
-    for (std::size_t i = 0; i < n; ++i)
-      values[i] = std::max(values[i], all[p * n + i]);
+  return process_maxima(std::vector<std::int64_t>{local ? 1 : 0})[0] != 0;
 }
 
 void Ranks::barrier() const {

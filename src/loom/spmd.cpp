@@ -10,12 +10,12 @@ bool grow_capacities(Ranks const& ranks, CapacityRun& run) {
   // Every process must have used the same Capacities in the same order (SPMD); agree on how
   // many first, so a process that used fewer still takes part in the same collective.
   std::vector<std::int64_t> count{static_cast<std::int64_t>(run.used.size())};
-  ranks.max_in_place(count);
+  count = ranks.process_maxima(count);
   std::vector<std::int64_t> needed(static_cast<std::size_t>(count[0]), 0);
   for (std::size_t i = 0; i < run.used.size(); ++i)
     needed[i] = run.used[i].needed();
   if (!needed.empty())
-    ranks.max_in_place(needed);
+    needed = ranks.process_maxima(needed);
   bool grew = false;
   for (std::size_t i = 0; i < run.used.size(); ++i) {
     grew = run.used[i].grow_to(needed[i]) || grew;

@@ -336,6 +336,10 @@ inline double check_all_reductions(loom::Ranks const& r) {
   auto const maxima = r.process_maxima(std::vector<double>{double_of(p), -double(p)});
   EXPECT_EQ(counts, (std::vector<std::int64_t>{P * (P - 1) / 2, P, -P * (P - 1) / 2}));
   EXPECT_EQ(maxima, (std::vector<double>{process_max, 0.0}));
+  auto const minima = r.process_minima(std::vector<std::int64_t>{p, -p, 7});
+  EXPECT_EQ(minima, (std::vector<std::int64_t>{0, -(P - 1), 7}));
+  auto const flags = r.process_maxima(std::vector<std::int64_t>{p == P - 1, 0});
+  EXPECT_EQ(flags, (std::vector<std::int64_t>{1, 0}));
   return got;
 }
 

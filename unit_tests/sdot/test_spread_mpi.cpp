@@ -47,7 +47,7 @@ std::vector<std::size_t> split(std::size_t n, int processes, bool uneven) {
 }
 
 void expect_spread_equals_one_box(Cloud const& c, int boxes_per_process, bool uneven) {
-  auto ranks = world_ranks(boxes_per_process);
+  auto ranks = loom::WorldRanks(boxes_per_process);
   int const rank = ranks.process_rank(), size = ranks.process_count();
   auto first = split(c.x.size(), size, uneven);
   Cloud mine = block(c, first[rank], first[rank + 1] - first[rank]);
@@ -117,7 +117,7 @@ TEST(SpreadMpi, WholeCloudSpreadByLoom) {
   // Every process holds the whole cloud; loom::spread_host keeps each process's even block in
   // loom's row layout (LayoutRight), which the diagram takes in its own layout.
   Cloud const c = clustered_cloud(400, 11);
-  auto ranks = world_ranks(2);
+  auto ranks = loom::WorldRanks(2);
   auto positions = positions_view<Kokkos::HostSpace>(c);
   auto weights = weights_view<Kokkos::HostSpace>(c);
   sdot::PowerDiagram pd(loom::spread_host(positions, ranks), loom::spread_host(weights, ranks),
@@ -130,7 +130,7 @@ TEST(SpreadMpi, WholeCloudSpreadByLoom) {
 }
 
 TEST(SpreadMpi, BadSeedOnOneProcessIsReportedEverywhere) {
-  auto ranks = world_ranks();
+  auto ranks = loom::WorldRanks();
   int const rank = ranks.process_rank(), size = ranks.process_count();
   auto c = uniform_cloud(100, 0, 44);
   auto first = split(c.x.size(), size, false);
@@ -159,7 +159,7 @@ TEST(SpreadMpi, NewWeightsGiveWhatANewDiagramGives) {
     for (bool warm : {false, true}) {
       SCOPED_TRACE(std::to_string(boxes_per_process) + " boxes per process, warm_start " +
                    std::to_string(warm));
-      auto ranks = world_ranks(boxes_per_process);
+      auto ranks = loom::WorldRanks(boxes_per_process);
       int const rank = ranks.process_rank(), size = ranks.process_count();
       auto first = split(c.x.size(), size, true);
       std::size_t const count = first[rank + 1] - first[rank];
@@ -214,7 +214,7 @@ TEST(SpreadMpi, AbandonBelowGivesUpOnEveryProcessAlike) {
     for (int boxes_per_process : {1, 3}) {
       SCOPED_TRACE(std::to_string(boxes_per_process) + " boxes per process, keep_polygons " +
                    std::to_string(keep));
-      auto ranks = world_ranks(boxes_per_process);
+      auto ranks = loom::WorldRanks(boxes_per_process);
       int const rank = ranks.process_rank(), size = ranks.process_count();
       auto first = split(c.x.size(), size, true);
       Cloud const mine = block(c, first[rank], first[rank + 1] - first[rank]);
@@ -237,7 +237,7 @@ TEST(SpreadMpi, AbandonBelowGivesUpOnEveryProcessAlike) {
       EXPECT_EQ(to_vector(kept.measures().value()), expected);
       EXPECT_FALSE(kept.statistics().abandoned);
     }
-  if (world_ranks().process_count() > 1)
+  if (loom::WorldRanks().process_count() > 1)
     return; // whole input: the same on every process, tested with one
   for (int boxes : {8, 64}) {
     sdot::PowerDiagramOptions options;
@@ -256,7 +256,7 @@ TEST(SpreadMpi, AbandonBelowGivesUpOnEveryProcessAlike) {
 
 TEST(SpreadMpi, EveryReferenceCase) {
   for (int boxes_per_process : {1, 2}) {
-    auto ranks = world_ranks(boxes_per_process);
+    auto ranks = loom::WorldRanks(boxes_per_process);
     int const rank = ranks.process_rank(), size = ranks.process_count();
     for (auto const& rc : reference_cases()) {
       auto const ref = brute_force(rc.cloud.x, rc.cloud.w, rc.domain);
@@ -290,7 +290,7 @@ void expect_same_bits_as_one_box(Cloud const& c, int boxes_per_process, bool une
       Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), one.centroids());
   auto const reference_jacobian = sdot::measure_jacobian(one, positions_view(c));
 
-  auto ranks = world_ranks(boxes_per_process);
+  auto ranks = loom::WorldRanks(boxes_per_process);
   int const rank = ranks.process_rank(), size = ranks.process_count();
   auto first = split(c.x.size(), size, uneven);
   std::size_t const count = first[rank + 1] - first[rank];
@@ -362,7 +362,7 @@ std::vector<T> gather_all(loom::Ranks const& ranks, std::vector<T> const& v) {
 }
 
 void expect_spatial_blocks(Cloud const& c, int boxes_per_process, bool uneven) {
-  auto ranks = world_ranks(boxes_per_process);
+  auto ranks = loom::WorldRanks(boxes_per_process);
   int const rank = ranks.process_rank(), size = ranks.process_count();
   auto first = split(c.x.size(), size, uneven);
   std::size_t const count = first[rank + 1] - first[rank];

@@ -135,7 +135,7 @@ LaplacianProblem laplacian_problem(int k) {
 } // namespace
 
 TEST(TransportMpi, ConjugateGradientWithHalo) {
-  auto const ranks = world_ranks();
+  auto const ranks = loom::WorldRanks();
   int const k = 40, n = k * k;
   auto const [x_true, b] = laplacian_problem(k);
   auto const block = block_of(n, ranks);
@@ -155,7 +155,7 @@ TEST(TransportMpi, ConjugateGradientWithHalo) {
 }
 
 TEST(TransportMpi, AggregationConjugateGradientWithHalo) {
-  auto const ranks = world_ranks();
+  auto const ranks = loom::WorldRanks();
   int const k = 40, n = k * k;
   auto const [x_true, b] = laplacian_problem(k);
   auto const block = block_of(n, ranks);
@@ -178,7 +178,7 @@ TEST(TransportMpi, AggregationConjugateGradientWithHalo) {
 }
 
 TEST(TransportMpi, JacobianEqualsOneProcess) {
-  auto const ranks = world_ranks();
+  auto const ranks = loom::WorldRanks();
   for (auto const& c :
        {uniform_cloud(700, 1e-3, 31), clustered_cloud(700, 32), lattice_cloud(20)}) {
     ReplicatedCells cells(ranks, c, unit_square());
@@ -215,7 +215,7 @@ TEST(TransportMpi, JacobianEqualsOneProcess) {
 }
 
 TEST(TransportMpi, SolverEqualsOneProcess) {
-  auto const ranks = world_ranks();
+  auto const ranks = loom::WorldRanks();
   auto c = clustered_cloud(800, 33);
   for (auto& w : c.w)
     w = 0;
@@ -255,7 +255,7 @@ TEST(TransportMpi, SpreadCellsGiveTheTargets) {
   // The distributed diagram itself (SpreadCells, what sdot-ot runs), a clustered cloud, a
   // process without seeds at 3 and 4 processes; the weights found give the targets by the
   // brute-force reference.
-  auto const ranks = world_ranks();
+  auto const ranks = loom::WorldRanks();
   auto const c = clustered_cloud(800, 41);
   int const n = static_cast<int>(c.x.size());
   int const P = ranks.process_count(), p = ranks.process_rank();
@@ -317,7 +317,7 @@ TEST(TransportMpi, SpreadOptimalTransportOnShuffledRows) {
   // caller's rows, give the targets by the brute-force reference; a solve from them takes no
   // step.
   for (int boxes : {1, 3}) {
-    auto const ranks = world_ranks(boxes);
+    auto const ranks = loom::WorldRanks(boxes);
     int const n = 701;
     auto const s = shuffled_problem(ranks, n, 43);
     sdot::OptimalTransport ot(loom::spread(positions_view(s.mine), ranks),
@@ -345,7 +345,7 @@ TEST(TransportMpi, SpreadOptimalTransportOnShuffledRows) {
 TEST(TransportMpi, SpreadOptimalTransportNamesTheCallersRows) {
   // Errors name the rows as the caller numbers them, on every process alike: a bad target,
   // and an empty cell (two coincident seeds).
-  auto const ranks = world_ranks();
+  auto const ranks = loom::WorldRanks();
   int const n = 401;
   {
     auto s = shuffled_problem(ranks, n, 44);
@@ -389,7 +389,7 @@ TEST(TransportMpi, SpreadOptimalTransportNamesTheCallersRows) {
 }
 
 TEST(TransportMpi, BadTargetsRefusedOnEveryProcess) {
-  auto const ranks = world_ranks();
+  auto const ranks = loom::WorldRanks();
   auto const c = uniform_cloud(100, 0, 34);
   ReplicatedCells cells(ranks, c, unit_square());
   int const begin = cells.begin(), size = static_cast<int>(cells.positions().extent(0));

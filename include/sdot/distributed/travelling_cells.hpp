@@ -1109,7 +1109,7 @@ public:
             heap_after > static_cast<std::int64_t>(vertex_heap_.values.extent(0));
         std::vector<std::int64_t> again{overflows + settle_overflows > 0, heap_full,
                                         detail::abandoned(space_, step.abandon)};
-        ranks_.max_in_place(again);
+        again = ranks_.process_maxima(again);
         if (again[2]) { // a cell below abandon_below somewhere: the same answer everywhere
           abandoned_ = true;
           return Rows();
@@ -1159,7 +1159,7 @@ public:
       // One agreement per round: go on?, the message width, and the previous round's most
       // messages from one rank to one other (inbox_capacity, a hint).
       std::vector<std::int64_t> agreed{rows > 0 || newer.rows.extent(0) > 0, widest, most_sent};
-      ranks_.max_in_place(agreed);
+      agreed = ranks_.process_maxima(agreed);
       inbox_capacity_.grow_to(agreed[2]);
       if (!agreed[0])
         break;

@@ -68,7 +68,7 @@ Kokkos::View<int*, typename ExecutionSpace::memory_space> morton_order(Execution
   return stable_sort_permutation(space, Kokkos::View<std::uint64_t const*, MemorySpace>(keys), 40);
 }
 
-/// One level: a square matrix (columns ≥ size are ignored), with its inverse diagonal, and
+/// One level: a square matrix (this process's rows and columns), with its inverse diagonal, and
 /// what the cycle needs there.
 template <class MemorySpace>
 struct MultigridLevel {
@@ -89,15 +89,12 @@ void mg_residual(ExecutionSpace const& space, MultigridLevel<MemorySpace> const&
   auto const row_map = level.row_map;
   auto const columns = level.columns;
   auto const values = level.values;
-  int const n = level.size;
   Kokkos::parallel_for(
-      "sdot::mg::residual", Kokkos::RangePolicy<ExecutionSpace>(space, 0, n), KOKKOS_LAMBDA(int i) {
+      "sdot::mg::residual", Kokkos::RangePolicy<ExecutionSpace>(space, 0, level.size),
+      KOKKOS_LAMBDA(int i) {
         double s = b(i);
-        for (int e = row_map(i); e < row_map(i + 1); ++e) {
-          int const c = columns(e);
-          if (c < n)
-            s -= values(e) * x(c);
-        }
+        for (int e = row_map(i); e < row_map(i + 1); ++e)
+          s -= values(e) * x(columns(e));
         t(i) = s;
       });
 }
@@ -152,7 +149,6 @@ MultigridLevel<MemorySpace> mg_coarsen(ExecutionSpace const& space,
   auto const offsets = fine.member_offsets;
   auto const members = fine.members;
   auto const aggregate = fine.aggregate;
-  int const nf = fine.size;
   auto ints = [&](char const* label, int size) {
     return Kokkos::View<int*, MemorySpace>(
         Kokkos::view_alloc(space, Kokkos::WithoutInitializing, std::string(label)), size);
@@ -167,8 +163,7 @@ MultigridLevel<MemorySpace> mg_coarsen(ExecutionSpace const& space,
         int k = 0;
         for (int p = offsets(c); p < offsets(c + 1); ++p) {
           int const m = members(p);
-          for (int e = row_map(m); e < row_map(m + 1); ++e)
-            k += columns(e) < nf;
+          k += row_map(m + 1) - row_map(m);
         }
         counts(c) = k;
       });
@@ -186,8 +181,6 @@ MultigridLevel<MemorySpace> mg_coarsen(ExecutionSpace const& space,
         for (int p = offsets(c); p < offsets(c + 1); ++p) {
           int const m = members(p);
           for (int e = row_map(m); e < row_map(m + 1); ++e) {
-            if (columns(e) >= nf)
-              continue;
             int const column = aggregate(columns(e));
             double const value = values(e);
             int s = end;
@@ -262,7 +255,7 @@ int mg_aggregate(ExecutionSpace const& space, MultigridLevel<MemorySpace>& level
 }
 
 /// The finest level: `matrix` with its rows and columns renumbered along `order` (p ↦ row;
-/// identity when empty; columns ≥ its rows, other processes', are kept as they are), each row's
+/// identity when empty; columns ≥ its rows, other processes', left out), each row's
 /// entries in their order (the same sums, in the same order, as in `matrix`), with the inverse
 /// of `diagonal`. The coarse levels keep that numbering, so that every level is read in
 /// sequence.
@@ -273,16 +266,11 @@ mg_fine_level(ExecutionSpace const& space, Matrix const& matrix, Diagonal const&
   using memory_space = typename ExecutionSpace::memory_space;
   using Policy = Kokkos::RangePolicy<ExecutionSpace>;
   int const n = static_cast<int>(matrix.numRows());
-  int const nnz = static_cast<int>(matrix.nnz());
   bool const identity = order.extent(0) == 0;
   MultigridLevel<memory_space> fine;
   fine.size = n;
   fine.row_map = Kokkos::View<int*, memory_space>(
       Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::mg::row_map"), n + 1);
-  fine.columns = Kokkos::View<int*, memory_space>(
-      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::mg::columns"), nnz);
-  fine.values = Kokkos::View<double*, memory_space>(
-      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::mg::values"), nnz);
   fine.inverse_diagonal = Kokkos::View<double*, memory_space>(
       Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::mg::inverse_diagonal"), n);
   Kokkos::View<int*, memory_space> position(
@@ -291,27 +279,37 @@ mg_fine_level(ExecutionSpace const& space, Matrix const& matrix, Diagonal const&
   auto const in_columns = matrix.graph.entries;
   auto const in_values = matrix.values;
   auto const row_map = fine.row_map;
-  auto const columns = fine.columns;
-  auto const values = fine.values;
   auto const inverse_diagonal = fine.inverse_diagonal;
   Kokkos::parallel_for(
       "sdot::mg::fine_rows", Policy(space, 0, n), KOKKOS_LAMBDA(int p) {
         int const row = identity ? p : order(p);
         position(row) = p;
-        row_map(p) = static_cast<int>(in_map(row + 1) - in_map(row));
+        int count = 0;
+        for (auto k = in_map(row); k < in_map(row + 1); ++k)
+          count += in_columns(k) < n;
+        row_map(p) = count;
         double const d = diagonal(row);
         inverse_diagonal(p) = d > 0 ? 1 / d : 1.0;
       });
-  exclusive_scan(space, "sdot::mg::fine_row_map", Kokkos::subview(row_map, Kokkos::make_pair(0, n)),
-                 row_map);
+  int const kept = exclusive_scan(space, "sdot::mg::fine_row_map",
+                                  Kokkos::subview(row_map, Kokkos::make_pair(0, n)), row_map);
+  fine.columns = Kokkos::View<int*, memory_space>(
+      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::mg::columns"), kept);
+  fine.values = Kokkos::View<double*, memory_space>(
+      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::mg::values"), kept);
+  auto const columns = fine.columns;
+  auto const values = fine.values;
   Kokkos::parallel_for(
       "sdot::mg::fine_entries", Policy(space, 0, n), KOKKOS_LAMBDA(int p) {
         int const row = identity ? p : order(p);
         int e = row_map(p);
-        for (auto k = in_map(row); k < in_map(row + 1); ++k, ++e) {
+        for (auto k = in_map(row); k < in_map(row + 1); ++k) {
           int const c = static_cast<int>(in_columns(k));
-          columns(e) = c < n ? position(c) : c;
-          values(e) = in_values(k);
+          if (c < n) {
+            columns(e) = position(c);
+            values(e) = in_values(k);
+            ++e;
+          }
         }
       });
   return fine;
@@ -482,8 +480,7 @@ public:
           for (int j = 0; j < m; ++j)
             factor(i, j) = shift;
           for (int e = row_map(i); e < row_map(i + 1); ++e)
-            if (columns(e) < m)
-              factor(i, columns(e)) += values(e);
+            factor(i, columns(e)) += values(e);
         });
     Kokkos::parallel_for(
         "sdot::mg::coarsest_factor", Kokkos::RangePolicy<ExecutionSpace>(space, 0, 1),

@@ -100,16 +100,6 @@ inline void keep_freed_memory() {
 #endif
 }
 
-/// The processes of the program, `boxes_per_process` ranks each: those of MPI_COMM_WORLD, or
-/// this process alone when sdot is built without MPI.
-inline loom::Ranks program_ranks(int boxes_per_process = 1) {
-#ifdef LOOM_ENABLE_MPI
-  return loom::MpiRanks(MPI_COMM_WORLD, boxes_per_process);
-#else
-  return loom::BoxRanks(boxes_per_process);
-#endif
-}
-
 /// What --help adds to the usage of a program built without MPI.
 inline char const* const one_process_note =
     "\nThis build has no MPI (SDOT_ENABLE_MPI=OFF): the program runs as one process, which\n"
