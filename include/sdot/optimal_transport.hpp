@@ -428,6 +428,228 @@ inline std::string empty_cell_message(std::int64_t index) {
 }
 } // namespace detail
 
+namespace detail {
+
+/// The damped Newton iteration of solve_optimal_transport(), step by step: each member
+/// function is one part of a Newton step, and the members hold the iterate.
+template <class Cells>
+class NewtonSolver {
+public:
+  using ExecutionSpace = typename Cells::execution_space;
+  using memory_space = typename Cells::memory_space;
+  using Scalars = Kokkos::View<double*, memory_space>;
+  using ConstScalars = Kokkos::View<double const*, memory_space>;
+
+  /// Collective: checks the options and the target masses (the same exception everywhere).
+  NewtonSolver(Cells& cells, ConstScalars targets, OptimalTransportOptions const& options)
+      : cells_(cells), targets_(targets), options_(options),
+        space_(cells.execution_space_instance()), ranks_(cells.ranks()),
+        positions_(cells.positions()), n_(static_cast<int>(positions_.extent(0))),
+        area_(cells.domain_area()) {
+    check_transport_options(options);
+    validate_target_masses(space_, ranks_, n_, targets, area_);
+  }
+
+  /// Collective: the solve from `initial_weights` (empty: zeros).
+  OptimalTransportResult<memory_space> solve(ConstScalars initial_weights) {
+    start(initial_weights);
+    // Eisenstat–Walker (choice 2, γ = 0.9, α = 2): η_k = γ (|F_k| / |F_{k−1}|)², safeguarded
+    // by γ η_{k−1}² when that is above 0.1; |F| = |m − t|₂.
+    double forcing = options_.max_cg_tol, previous_error = error_[1];
+    while (error_[0] > options_.tol * area_) {
+      if (stats().newton_iterations >= options_.max_newton) {
+        std::ostringstream msg;
+        msg << "sdot::OptimalTransport: no convergence after " << options_.max_newton
+            << " Newton iterations: max |m_i - target_i| = " << error_[0]
+            << " > tol × area = " << options_.tol * area_;
+        throw std::runtime_error(msg.str());
+      }
+      ++stats().newton_iterations;
+      if (options_.adaptive_cg_tol && stats().newton_iterations > 1) {
+        double const ratio = error_[1] / previous_error;
+        double const safeguard = 0.9 * forcing * forcing;
+        forcing = 0.9 * ratio * ratio;
+        if (safeguard > 0.1)
+          forcing = std::fmax(forcing, safeguard);
+      }
+      double const eta = options_.adaptive_cg_tol
+                             ? std::fmin(options_.max_cg_tol, std::fmax(forcing, options_.cg_tol))
+                             : options_.cg_tol;
+      previous_error = error_[1];
+      auto const cg = direction(eta);
+      NewtonProgress p;
+      p.newton_iteration = stats().newton_iterations;
+      p.cg_iterations = cg.iterations;
+      p.cg_tol = eta;
+      p.step = damped_step(std::fmax(0.0, 1 - cg.relative_residual), p.halvings);
+      report(p);
+    }
+    result_.weights = weights_;
+    result_.measures = measures_;
+    stats().max_error = error_[0];
+    stats().seconds = timer_.seconds();
+    return result_;
+  }
+
+private:
+  OptimalTransportStatistics& stats() { return result_.statistics; }
+
+  Scalars alloc(char const* label) const {
+    return Scalars(Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, std::string(label)),
+                   n_);
+  }
+
+  /// The measures at weights `w`; the diagram may give up below `abandon_below`.
+  Scalars evaluate(Scalars w, double abandon_below) {
+    cells_.set_weights(w, abandon_below);
+    ++stats().diagram_evaluations;
+    return cells_.measures();
+  }
+
+  /// max |m_i − target_i| and |m − target|₂ over all processes.
+  std::array<double, 2> errors(Scalars m) const {
+    auto local = mass_errors(space_, m, targets_);
+    return {ranks_.process_max(local[0]), std::sqrt(ranks_.process_sum(local[1]))};
+  }
+
+  void report(NewtonProgress p) {
+    p.max_error = error_[0];
+    p.max_relative_error = ranks_.process_max(max_relative_error(space_, measures_, targets_));
+    p.seconds = timer_.seconds();
+    stats().history.push_back(p);
+    if (options_.progress)
+      options_.progress(p);
+  }
+
+  /// The first diagram, at the initial weights: every cell non-empty, KMT's threshold, the
+  /// first error (collective; a wrong length of initial weights on any process, or an empty
+  /// cell, throws the same on every process).
+  void start(ConstScalars initial_weights) {
+    bool const given = initial_weights.data() != nullptr || initial_weights.extent(0) > 0;
+    auto const lengths = ranks_.allgather(std::vector<std::int64_t>{
+        given ? std::int64_t(initial_weights.extent(0)) : std::int64_t(n_), std::int64_t(n_)});
+    for (int p = 0; p < ranks_.process_count(); ++p)
+      if (lengths[2 * p] != lengths[2 * p + 1])
+        throw std::invalid_argument(
+            "sdot::OptimalTransport: " + std::to_string(lengths[2 * p + 1]) +
+            " positions but " + std::to_string(lengths[2 * p]) + " initial weights" +
+            (ranks_.process_count() > 1 ? " on process " + std::to_string(p) : std::string()));
+    blocks_ = loom::RowBlocks(ranks_, n_);
+    weights_ = alloc("sdot::ot::weights");
+    if (given)
+      Kokkos::deep_copy(space_, weights_, initial_weights);
+    else
+      Kokkos::deep_copy(space_, weights_, 0.0);
+    rhs_ = alloc("sdot::ot::rhs");
+    delta_ = alloc("sdot::ot::delta");
+    trial_ = alloc("sdot::ot::trial");
+    // Aggregates of the multilevel preconditioner: the seeds in Z order (they do not move).
+    if (options_.preconditioner == CgPreconditioner::aggregation)
+      order_ = morton_order(space_, ConstPoints<memory_space>(positions_));
+
+    measures_ = evaluate(weights_, -std::numeric_limits<double>::infinity());
+    int const empty = first_non_positive(space_, measures_);
+    auto const found = ranks_.allgather(
+        std::vector<std::int64_t>{empty < n_ ? blocks_.begin() + empty : std::int64_t(-1)});
+    for (auto index : found)
+      if (index >= 0)
+        throw EmptyCellError(index, empty_cell_message(index));
+    // KMT's threshold: a fraction of the smallest target or initial mass, the same for all cells.
+    threshold_ = options_.min_mass_fraction *
+                 ranks_.process_min(local_min(space_, measures_, targets_));
+    error_ = errors(measures_);
+    report(NewtonProgress{});
+  }
+
+  /// The Newton direction delta_: J δ = (target − m) on the zero-mean subspace, solved to
+  /// relative residual `eta`; delta_mean_ its mean. Counted in linear_seconds.
+  ConjugateGradientResult direction(double eta) {
+    Kokkos::Timer linear_timer;
+    auto const jacobian = measure_jacobian(space_, ranks_, ConstPoints<memory_space>(positions_),
+                                           cells_.cell_polygons());
+    double const mean = ranks_.process_sum(local_sum(space_, targets_) -
+                                           local_sum(space_, measures_)) /
+                        double(blocks_.global_size());
+    linear_combination(space_, rhs_, targets_, -1.0, measures_, -mean);
+    // From the second step on, CG starts from the multiple of the last direction nearest the
+    // new one: damped steps change the weights, hence J and the right-hand side, little.
+    bool const from_last = stats().newton_iterations > 1;
+    ConjugateGradientResult cg;
+    if (options_.preconditioner == CgPreconditioner::aggregation) {
+      AggregationMultigrid<ExecutionSpace> multigrid(space_, jacobian.extended, jacobian.diagonal,
+                                                     order_, ranks_.process_count() == 1,
+                                                     options_.aggregation);
+      multigrid.project_constants = true; // J's kernel: the constants
+      cg = conjugate_gradient(space_, ranks_, jacobian.extended, jacobian.halo, jacobian.diagonal,
+                              rhs_, delta_, eta, options_.max_cg, &multigrid, from_last);
+    } else {
+      cg = conjugate_gradient(space_, ranks_, jacobian.extended, jacobian.halo, jacobian.diagonal,
+                              rhs_, delta_, eta, options_.max_cg,
+                              static_cast<JacobiPreconditioner const*>(nullptr), from_last);
+    }
+    stats().cg_iterations += cg.iterations;
+    delta_mean_ = ranks_.process_sum(local_sum(space_, delta_)) / double(blocks_.global_size());
+    space_.fence();
+    stats().linear_seconds += linear_timer.seconds();
+    return cg;
+  }
+
+  /// Damping: halves the step along delta_ until no cell falls below the threshold and the
+  /// error decreases by 1 − step × `promised` / 2; takes that step and returns it (`halvings`:
+  /// how many halvings). The first step tried is four times the last one taken (at most 1):
+  /// the damping needed changes slowly from one Newton step to the next, and a rejected trial
+  /// is cheap (its diagram stops at the first cell below the threshold).
+  double damped_step(double promised, int& halvings) {
+    double step = std::fmin(1.0, 4 * last_step_);
+    halvings = 0;
+    for (;;) {
+      linear_combination(space_, trial_, weights_, step, delta_, -step * delta_mean_);
+      // A cell below the threshold rejects the step: the diagram may give up at the first.
+      Scalars trial_measures = evaluate(trial_, threshold_);
+      int const below = cells_.abandoned() ? 0 : first_below(space_, trial_measures, threshold_);
+      bool const kept = ranks_.process_max(below < n_ ? 1.0 : 0.0) == 0;
+      std::array<double, 2> trial_error{0, 0};
+      if (kept)
+        trial_error = errors(trial_measures);
+      // KMT's decrease 1 − α/2, for an inexact step: the linear model promises 1 − α (1 − η).
+      if (kept && trial_error[1] <= (1 - step * promised / 2) * error_[1]) {
+        std::swap(weights_, trial_);
+        measures_ = trial_measures;
+        error_ = trial_error;
+        last_step_ = step;
+        return step;
+      }
+      if (++halvings > options_.max_halvings) {
+        std::ostringstream msg;
+        msg << "sdot::OptimalTransport: Newton step " << stats().newton_iterations << " halved "
+            << options_.max_halvings
+            << " times without decreasing the error (max |m_i - target_i| = " << error_[0]
+            << "; tol × area = " << options_.tol * area_ << " may be below what rounding allows)";
+        throw std::runtime_error(msg.str());
+      }
+      step /= 2;
+    }
+  }
+
+  Kokkos::Timer timer_; ///< the whole solve, checks included
+  Cells& cells_;
+  ConstScalars targets_;
+  OptimalTransportOptions const& options_;
+  ExecutionSpace space_;
+  loom::Ranks ranks_;
+  Points<memory_space> positions_;
+  int n_;
+  double area_;
+  loom::RowBlocks blocks_;
+  OptimalTransportResult<memory_space> result_;
+  Scalars weights_, measures_, rhs_, delta_, trial_;
+  Kokkos::View<int*, memory_space> order_;
+  double threshold_ = 0, delta_mean_ = 0, last_step_ = 1;
+  std::array<double, 2> error_{0, 0};
+};
+
+} // namespace detail
+
 /// Collective: finds weights for which every cell holds its target mass,
 /// |m_i − target_i| ≤ options.tol × area for every i.
 ///
@@ -455,179 +677,8 @@ solve_optimal_transport(Cells& cells,
                         Kokkos::View<double const*, typename Cells::memory_space> targets,
                         Kokkos::View<double const*, typename Cells::memory_space> initial_weights,
                         OptimalTransportOptions const& options = {}) {
-  using ExecutionSpace = typename Cells::execution_space;
-  using memory_space = typename Cells::memory_space;
-  using Scalars = Kokkos::View<double*, memory_space>;
   sdot::compat::ScopedRegion region("sdot::solve_optimal_transport");
-  Kokkos::Timer timer;
-  ExecutionSpace const space = cells.execution_space_instance();
-  loom::Ranks const ranks = cells.ranks();
-  auto const positions = cells.positions();
-  int const n = static_cast<int>(positions.extent(0));
-  double const area = cells.domain_area();
-
-  detail::check_transport_options(options);
-  detail::validate_target_masses(space, ranks, n, targets, area);
-  bool const given = initial_weights.data() != nullptr || initial_weights.extent(0) > 0;
-  if (given && static_cast<int>(initial_weights.extent(0)) != n)
-    throw std::invalid_argument("sdot::OptimalTransport: " + std::to_string(n) + " positions but " +
-                                std::to_string(initial_weights.extent(0)) + " initial weights");
-  auto const blocks = loom::RowBlocks(ranks, n);
-
-  auto alloc = [&](char const* label) {
-    return Scalars(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, std::string(label)), n);
-  };
-  OptimalTransportResult<memory_space> result;
-  auto& stats = result.statistics;
-  Scalars weights = alloc("sdot::ot::weights");
-  if (given)
-    Kokkos::deep_copy(space, weights, initial_weights);
-  else
-    Kokkos::deep_copy(space, weights, 0.0);
-
-  auto evaluate = [&](Scalars w, double abandon_below) {
-    cells.set_weights(w, abandon_below);
-    ++stats.diagram_evaluations;
-    return cells.measures();
-  };
-  auto errors = [&](Scalars m) {
-    auto local = detail::mass_errors(space, m, targets);
-    return std::array<double, 2>{ranks.process_max(local[0]),
-                                 std::sqrt(ranks.process_sum(local[1]))};
-  };
-
-  Scalars measures = evaluate(weights, -std::numeric_limits<double>::infinity());
-  {
-    int const empty = detail::first_non_positive(space, measures);
-    auto const found = ranks.allgather(
-        std::vector<std::int64_t>{empty < n ? blocks.begin() + empty : std::int64_t(-1)});
-    for (auto index : found)
-      if (index >= 0)
-        throw EmptyCellError(index, detail::empty_cell_message(index));
-  }
-  // KMT's threshold: a fraction of the smallest target or initial mass, the same for all cells.
-  double const smallest = ranks.process_min(detail::local_min(space, measures, targets));
-  double const threshold = options.min_mass_fraction * smallest;
-  auto error = errors(measures);
-  auto report = [&](NewtonProgress p) {
-    p.max_error = error[0];
-    p.max_relative_error = ranks.process_max(detail::max_relative_error(space, measures, targets));
-    p.seconds = timer.seconds();
-    stats.history.push_back(p);
-    if (options.progress)
-      options.progress(p);
-  };
-  report(NewtonProgress{});
-
-  Scalars rhs = alloc("sdot::ot::rhs"), delta = alloc("sdot::ot::delta");
-  Scalars trial = alloc("sdot::ot::trial");
-  double last_step = 1;
-  // Eisenstat–Walker (choice 2, γ = 0.9, α = 2): η_k = γ (|F_k| / |F_{k−1}|)², safeguarded by
-  // γ η_{k−1}² when that is above 0.1; |F| = |m − t|₂.
-  double forcing = options.max_cg_tol, previous_error = error[1];
-  // Aggregates of the multilevel preconditioner: the seeds in Z order (they do not move).
-  Kokkos::View<int*, memory_space> order;
-  if (options.preconditioner == CgPreconditioner::aggregation)
-    order = detail::morton_order(space, ConstPoints<memory_space>(positions));
-  while (error[0] > options.tol * area) {
-    if (stats.newton_iterations >= options.max_newton) {
-      std::ostringstream msg;
-      msg << "sdot::OptimalTransport: no convergence after " << options.max_newton
-          << " Newton iterations: max |m_i - target_i| = " << error[0]
-          << " > tol × area = " << options.tol * area;
-      throw std::runtime_error(msg.str());
-    }
-    ++stats.newton_iterations;
-    if (options.adaptive_cg_tol && stats.newton_iterations > 1) {
-      double const ratio = error[1] / previous_error;
-      double const safeguard = 0.9 * forcing * forcing;
-      forcing = 0.9 * ratio * ratio;
-      if (safeguard > 0.1)
-        forcing = std::fmax(forcing, safeguard);
-    }
-    double const eta = options.adaptive_cg_tol
-                           ? std::fmin(options.max_cg_tol, std::fmax(forcing, options.cg_tol))
-                           : options.cg_tol;
-    previous_error = error[1];
-    Kokkos::Timer linear_timer;
-    // J δ = (target − m) on the zero-mean subspace.
-    auto const jacobian =
-        measure_jacobian(space, ranks, ConstPoints<memory_space>(positions), cells.cell_polygons());
-    double const mean =
-        ranks.process_sum(detail::local_sum(space, targets) - detail::local_sum(space, measures)) /
-        double(blocks.global_size());
-    detail::linear_combination(space, rhs, targets, -1.0, measures, -mean);
-    // From the second step on, CG starts from the multiple of the last direction nearest the
-    // new one: damped steps change the weights, hence J and the right-hand side, little.
-    detail::ConjugateGradientResult cg;
-    if (options.preconditioner == CgPreconditioner::aggregation) {
-      detail::AggregationMultigrid<ExecutionSpace> multigrid(
-          space, jacobian.extended, jacobian.diagonal, order, ranks.process_count() == 1,
-          options.aggregation);
-      multigrid.project_constants = true; // J's kernel: the constants
-      cg = detail::conjugate_gradient(space, ranks, jacobian.extended, jacobian.halo,
-                                      jacobian.diagonal, rhs, delta, eta, options.max_cg,
-                                      &multigrid, stats.newton_iterations > 1);
-    } else {
-      cg = detail::conjugate_gradient(space, ranks, jacobian.extended, jacobian.halo,
-                                      jacobian.diagonal, rhs, delta, eta, options.max_cg,
-                                      static_cast<detail::JacobiPreconditioner const*>(nullptr),
-                                      stats.newton_iterations > 1);
-    }
-    stats.cg_iterations += cg.iterations;
-    double const delta_mean =
-        ranks.process_sum(detail::local_sum(space, delta)) / double(blocks.global_size());
-    space.fence();
-    stats.linear_seconds += linear_timer.seconds();
-
-    // Damping: halve until no cell falls below its threshold and the error decreases.
-    // The first step tried: four times the last one taken (at most 1), since the damping
-    // needed changes slowly from one Newton step to the next (a rejected trial is cheap: its
-    // diagram stops at the first cell below the threshold).
-    double const promised = std::fmax(0.0, 1 - cg.relative_residual);
-    double step = std::fmin(1.0, 4 * last_step);
-    int halvings = 0;
-    for (;;) {
-      detail::linear_combination(space, trial, weights, step, delta, -step * delta_mean);
-      // A cell below the threshold rejects the step: the diagram may give up at the first.
-      Scalars trial_measures = evaluate(trial, threshold);
-      int const below =
-          cells.abandoned() ? 0 : detail::first_below(space, trial_measures, threshold);
-      bool const kept = ranks.process_max(below < n ? 1.0 : 0.0) == 0;
-      std::array<double, 2> trial_error{0, 0};
-      if (kept)
-        trial_error = errors(trial_measures);
-      // KMT's decrease 1 − α/2, for an inexact step: the linear model promises 1 − α (1 − η).
-      if (kept && trial_error[1] <= (1 - step * promised / 2) * error[1]) {
-        std::swap(weights, trial);
-        measures = trial_measures;
-        error = trial_error;
-        break;
-      }
-      if (++halvings > options.max_halvings) {
-        std::ostringstream msg;
-        msg << "sdot::OptimalTransport: Newton step " << stats.newton_iterations << " halved "
-            << options.max_halvings
-            << " times without decreasing the error (max |m_i - target_i| = " << error[0]
-            << "; tol × area = " << options.tol * area << " may be below what rounding allows)";
-        throw std::runtime_error(msg.str());
-      }
-      step /= 2;
-    }
-    last_step = step;
-    NewtonProgress p;
-    p.newton_iteration = stats.newton_iterations;
-    p.step = step;
-    p.cg_iterations = cg.iterations;
-    p.cg_tol = eta;
-    p.halvings = halvings;
-    report(p);
-  }
-  result.weights = weights;
-  result.measures = measures;
-  stats.max_error = error[0];
-  stats.seconds = timer.seconds();
-  return result;
+  return detail::NewtonSolver<Cells>(cells, targets, options).solve(initial_weights);
 }
 
 /// Semi-discrete optimal transport between the uniform measure on a convex domain and

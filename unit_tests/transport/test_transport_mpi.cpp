@@ -404,3 +404,26 @@ TEST(TransportMpi, BadTargetsRefusedOnEveryProcess) {
     EXPECT_NE(std::string(e.what()).find("target mass 77 is -1"), std::string::npos) << e.what();
   }
 }
+
+TEST(TransportMpi, WrongInitialWeightsRefusedOnEveryProcess) {
+  auto const ranks = loom::WorldRanks();
+  auto const c = uniform_cloud(100, 0, 35);
+  ReplicatedCells cells(ranks, c, unit_square());
+  int const size = static_cast<int>(cells.positions().extent(0));
+  std::vector<double> t(size, 0.01);
+  // The last process gives one weight too many; the others are right.
+  int const last = ranks.process_count() - 1;
+  std::vector<double> w(size + (ranks.process_rank() == last ? 1 : 0), 0.0);
+  try {
+    sdot::solve_optimal_transport(cells, Kokkos::View<double const*>(view_of(t)),
+                                  Kokkos::View<double const*>(view_of(w)));
+    ADD_FAILURE() << "no error";
+  } catch (std::invalid_argument const& e) {
+    std::string const want = "initial weights";
+    EXPECT_NE(std::string(e.what()).find(want), std::string::npos) << e.what();
+    if (ranks.process_count() > 1)
+      EXPECT_NE(std::string(e.what()).find("on process " + std::to_string(last)),
+                std::string::npos)
+          << e.what();
+  }
+}
