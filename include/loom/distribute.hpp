@@ -3,6 +3,7 @@
 /// loom::distribute: sends rows to ranks, with memory and traffic that follow the rows
 /// actually sent (no [size, capacity] padding), for bulk data such as seeds or cells.
 
+#include <loom/detail/alltoallv.hpp>
 #include <loom/detail/segments.hpp>
 #include <loom/ranks.hpp>
 #include <sdot/base/kokkos_compat.hpp>
@@ -129,37 +130,26 @@ struct DistributeCompact {
   }
 };
 
-} // namespace detail
+/// The rows of this process sorted by destination rank (stable), with their lengths (partial
+/// rows only); starts[d]: the first row for global rank d (size + 1 values).
+template <class T, class MemSpace>
+struct SortedRows {
+  Kokkos::View<T**, Kokkos::LayoutRight, MemSpace> rows;
+  Kokkos::View<std::int64_t*, MemSpace> lengths;
+  std::vector<std::int64_t> starts;
+};
 
-/// Sends row i of `rows` ([n, cols], this process's rows) to global rank `dest(i)` (-1: drop
-/// it). Collective over the processes of `ranks`; a destination outside [-1, size) on any
-/// process makes every process throw the same loom::Error. Rows between local ranks of one
-/// process never go through MPI. Deterministic: the order of the result depends only on the
-/// inputs.
-///
-/// With `lengths` (one per row, in [0, cols]), only the first lengths(i) values of row i are
-/// sent: a received row holds them, and what follows them is unspecified. Rows of varying
-/// length then cost what they hold, not the widest row, in memory traffic and over MPI (the
-/// lengths travel with them: one more integer per row).
-template <class ExecSpace, class T, class DestView, class Lengths = std::nullptr_t>
-Distributed<T, typename ExecSpace::memory_space>
-distribute(ExecSpace const& space, Ranks const& ranks, DestView const& dest,
-           Kokkos::View<T**, Kokkos::LayoutRight, typename ExecSpace::memory_space> const& rows,
-           Lengths const& lengths = nullptr) {
-  using MemSpace = typename ExecSpace::memory_space;
+/// Checks the destinations and the lengths on every process (the same loom::Error everywhere
+/// when one is wrong), and returns the lengths as int64 (an empty View for whole rows).
+template <class ExecSpace, class DestView, class Lengths>
+Kokkos::View<std::int64_t*, typename ExecSpace::memory_space>
+checked_lengths(ExecSpace const& space, Ranks const& ranks, DestView const& dest, std::int64_t n,
+                std::int64_t cols, Lengths const& lengths) {
   using Policy = Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>;
-  static_assert(Kokkos::SpaceAccessibility<ExecSpace, typename DestView::memory_space>::accessible,
-                "loom::distribute: dest must be accessible from the execution space");
-  sdot::compat::ScopedRegion region("loom::distribute");
-  std::int64_t const n = static_cast<std::int64_t>(rows.extent(0));
-  std::int64_t const cols = static_cast<std::int64_t>(rows.extent(1));
-  int const size = ranks.size();
-  int const local = ranks.local_count();
-  int const processes = ranks.process_count();
-
+  using LengthView = Kokkos::View<std::int64_t*, typename ExecSpace::memory_space>;
   constexpr bool partial = !std::is_same_v<Lengths, std::nullptr_t>;
-  using LengthView = Kokkos::View<std::int64_t*, MemSpace>;
-  LengthView given_lengths; // lengths as int64 (partial rows only)
+  int const size = ranks.size();
+  LengthView given_lengths;
   bool lengths_ok = true;
   if constexpr (partial) {
     lengths_ok = static_cast<std::int64_t>(lengths.extent(0)) == n;
@@ -184,102 +174,91 @@ distribute(ExecSpace const& space, Ranks const& ranks, DestView const& dest,
                   " rows have a destination outside [-1, " + std::to_string(size) +
                   ") or a length outside [0, " + std::to_string(cols) +
                   "], or dest, lengths and rows differ in length");
+  return given_lengths;
+}
 
-  // Stable counting sort by destination rank.
+/// Stable counting sort of `rows` by destination rank, in chunks each scanned by one thread
+/// (no atomics): histogram per chunk, scan over chunks, placement.
+template <class ExecSpace, class T, class DestView>
+SortedRows<T, typename ExecSpace::memory_space> sort_by_destination(
+    ExecSpace const& space, int size, DestView const& dest,
+    Kokkos::View<T**, Kokkos::LayoutRight, typename ExecSpace::memory_space> const& rows,
+    Kokkos::View<std::int64_t*, typename ExecSpace::memory_space> const& lengths) {
+  using MemSpace = typename ExecSpace::memory_space;
+  using Policy = Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>;
+  using RowsView = Kokkos::View<T**, Kokkos::LayoutRight, MemSpace>;
+  using LengthView = Kokkos::View<std::int64_t*, MemSpace>;
+  std::int64_t const n = static_cast<std::int64_t>(rows.extent(0));
+  std::int64_t const cols = static_cast<std::int64_t>(rows.extent(1));
   int const threads = sdot::compat::concurrency(space);
   std::int64_t const chunk =
       sdot::compat::max<std::int64_t>(256, n / (4 * static_cast<std::int64_t>(threads)) + 1);
   std::int64_t const chunks = (n + chunk - 1) / chunk;
   Kokkos::View<std::int64_t**, Kokkos::LayoutRight, MemSpace> hist(
       Kokkos::view_alloc(space, "loom::distribute::histogram"), chunks, size);
-  Kokkos::View<std::int64_t*, MemSpace> totals(
-      Kokkos::view_alloc(space, "loom::distribute::totals"), size);
+  LengthView totals(Kokkos::view_alloc(space, "loom::distribute::totals"), size);
   Kokkos::parallel_for("loom::distribute::count", Policy(space, 0, chunks),
-                       detail::DistributeCount<DestView, decltype(hist)>{dest, hist, n, chunk});
-  Kokkos::parallel_for(
-      "loom::distribute::scan", Kokkos::RangePolicy<ExecSpace>(space, 0, size),
-      detail::DistributeScan<decltype(hist), decltype(totals)>{hist, totals, chunks});
+                       DistributeCount<DestView, decltype(hist)>{dest, hist, n, chunk});
+  Kokkos::parallel_for("loom::distribute::scan", Kokkos::RangePolicy<ExecSpace>(space, 0, size),
+                       DistributeScan<decltype(hist), LengthView>{hist, totals, chunks});
   auto totals_host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), totals);
-  std::vector<std::int64_t> starts(size + 1, 0);
+  SortedRows<T, MemSpace> sorted;
+  sorted.starts.assign(size + 1, 0);
   for (int d = 0; d < size; ++d)
-    starts[d + 1] = starts[d] + totals_host(d);
-  Kokkos::View<std::int64_t*, MemSpace> starts_view(
+    sorted.starts[d + 1] = sorted.starts[d] + totals_host(d);
+  LengthView starts_view(
       Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "loom::distribute::starts"), size);
   Kokkos::deep_copy(
       space, starts_view,
       Kokkos::View<std::int64_t*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(
-          starts.data(), size));
-  using RowsView = Kokkos::View<T**, Kokkos::LayoutRight, MemSpace>;
-  RowsView sorted(
-      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "loom::distribute::sorted"),
-      starts[size], cols);
-  LengthView sorted_lengths;
-  if (partial)
-    sorted_lengths = LengthView(
+          sorted.starts.data(), size));
+  std::int64_t const total = sorted.starts[size];
+  sorted.rows =
+      RowsView(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "loom::distribute::sorted"),
+               total, cols);
+  if (lengths.extent(0) > 0) // partial rows
+    sorted.lengths = LengthView(
         Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "loom::distribute::sorted_lengths"),
-        starts[size]);
+        total);
   Kokkos::parallel_for(
       "loom::distribute::place", Policy(space, 0, chunks),
-      detail::DistributePlace<DestView, decltype(hist), decltype(starts_view), RowsView, RowsView,
-                              LengthView>{dest, hist, starts_view, rows, sorted, given_lengths,
-                                          sorted_lengths, n, chunk, cols});
+      DistributePlace<DestView, decltype(hist), LengthView, RowsView, RowsView, LengthView>{
+          dest, hist, starts_view, rows, sorted.rows, lengths, sorted.lengths, n, chunk, cols});
   space.fence();
+  return sorted;
+}
 
-  Distributed<T, MemSpace> result;
-  int const first = ranks.first_local();
-  if (processes == 1) { // every destination is a local rank: sorted is the answer
-    result.rows = sorted;
-    result.offsets.assign(starts.begin(), starts.begin() + local + 1);
-    return result;
-  }
-
-  // Rows per (destination process, its local rank), then the rows themselves.
-  std::vector<std::int64_t> send_rank_counts(size), recv_rank_counts(size);
-  for (int d = 0; d < size; ++d)
-    send_rank_counts[d] = totals_host(d);
-  ranks.alltoall_bytes(send_rank_counts.data(), recv_rank_counts.data(),
-                       local * sizeof(std::int64_t));
-  std::vector<std::int64_t> send_counts(processes), recv_counts(processes);
-  for (int p = 0; p < processes; ++p) {
-    send_counts[p] = recv_counts[p] = 0;
-    for (int l = 0; l < local; ++l) {
-      send_counts[p] += send_rank_counts[p * local + l];
-      recv_counts[p] += recv_rank_counts[p * local + l];
-    }
-  }
-  std::int64_t received = 0;
-  for (auto c : recv_counts)
-    received += c;
+/// Collective: the sorted rows of every process to their destination processes, each
+/// process's rows in process order (`send_counts[q]` rows to process q, `recv_counts[p]` from
+/// p, `received` in all). Partial rows (sorted.lengths) send their lengths, then only the
+/// values they cover.
+template <class ExecSpace, class T, bool Partial>
+Kokkos::View<T**, Kokkos::LayoutRight, typename ExecSpace::memory_space>
+exchange_sorted_rows(ExecSpace const& space, Ranks const& ranks,
+                     SortedRows<T, typename ExecSpace::memory_space> const& sorted,
+                     std::vector<std::int64_t> const& send_counts,
+                     std::vector<std::int64_t> const& recv_counts, std::int64_t received) {
+  using MemSpace = typename ExecSpace::memory_space;
+  using Policy = Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>;
+  using RowsView = Kokkos::View<T**, Kokkos::LayoutRight, MemSpace>;
+  using LengthView = Kokkos::View<std::int64_t*, MemSpace>;
+  std::int64_t const cols = static_cast<std::int64_t>(sorted.rows.extent(1));
   RowsView incoming(
       Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "loom::distribute::incoming"),
       received, cols);
-  // Sends `count` elements of `elem_bytes` from `send` (device) to `recv` (device).
-  auto alltoallv = [&](auto const& send, std::vector<std::int64_t> const& send_elems,
-                       auto const& recv, std::vector<std::int64_t> const& recv_elems,
-                       std::size_t elem_bytes) {
-#ifdef LOOM_ENABLE_GPU_AWARE_MPI
-    space.fence();
-    ranks.alltoallv_bytes(send.data(), send_elems, recv.data(), recv_elems, elem_bytes);
-#else
-    auto send_host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), send);
-    auto recv_host = sdot::compat::host_mirror_no_init(recv);
-    ranks.alltoallv_bytes(send_host.data(), send_elems, recv_host.data(), recv_elems, elem_bytes);
-    Kokkos::deep_copy(space, recv, recv_host);
-#endif
-  };
-  if constexpr (!partial) {
-    alltoallv(sorted, send_counts, incoming, recv_counts, cols * sizeof(T));
+  if constexpr (!Partial) {
+    alltoallv_views(space, ranks, sorted.rows, send_counts, incoming, recv_counts,
+                    cols * sizeof(T));
   } else {
     // The lengths first, then the values they cover, back to back.
     LengthView incoming_lengths(Kokkos::view_alloc(space, Kokkos::WithoutInitializing,
                                                    "loom::distribute::incoming_lengths"),
                                 received);
-    alltoallv(sorted_lengths, send_counts, incoming_lengths, recv_counts, sizeof(std::int64_t));
+    alltoallv_views(space, ranks, sorted.lengths, send_counts, incoming_lengths, recv_counts,
+                    sizeof(std::int64_t));
     std::vector<std::int64_t> send_values, recv_values;
-    auto const send_offsets =
-        detail::compact_offsets(space, sorted_lengths, send_counts, send_values);
-    auto const recv_offsets =
-        detail::compact_offsets(space, incoming_lengths, recv_counts, recv_values);
+    auto const send_offsets = compact_offsets(space, sorted.lengths, send_counts, send_values);
+    auto const recv_offsets = compact_offsets(space, incoming_lengths, recv_counts, recv_values);
     std::int64_t send_total = 0, recv_total = 0;
     for (auto v : send_values)
       send_total += v;
@@ -292,16 +271,28 @@ distribute(ExecSpace const& space, Ranks const& ranks, DestView const& dest,
     Buffer recv_buffer(
         Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "loom::distribute::recv_values"),
         recv_total);
-    Kokkos::parallel_for("loom::distribute::pack", Policy(space, 0, starts[size]),
-                         detail::DistributeCompact<RowsView, Buffer, LengthView, LengthView, true>{
-                             sorted, send_buffer, send_offsets, sorted_lengths});
-    alltoallv(send_buffer, send_values, recv_buffer, recv_values, sizeof(T));
+    Kokkos::parallel_for("loom::distribute::pack",
+                         Policy(space, 0, static_cast<std::int64_t>(sorted.rows.extent(0))),
+                         DistributeCompact<RowsView, Buffer, LengthView, LengthView, true>{
+                             sorted.rows, send_buffer, send_offsets, sorted.lengths});
+    alltoallv_views(space, ranks, send_buffer, send_values, recv_buffer, recv_values, sizeof(T));
     Kokkos::parallel_for("loom::distribute::unpack", Policy(space, 0, received),
-                         detail::DistributeCompact<RowsView, Buffer, LengthView, LengthView, false>{
+                         DistributeCompact<RowsView, Buffer, LengthView, LengthView, false>{
                              incoming, recv_buffer, recv_offsets, incoming_lengths});
   }
-  (void)first;
-  // Regroup: local rank l gets, for each source process p in order, p's rows for l.
+  return incoming;
+}
+
+/// The received rows regrouped by local rank: local rank l gets, for each source process p in
+/// order, p's rows for l (`recv_rank_counts[p * local + l]` of them, in `incoming` in process
+/// order, then local rank order).
+template <class ExecSpace, class T>
+Distributed<T, typename ExecSpace::memory_space> group_by_local_rank(
+    ExecSpace const& space,
+    Kokkos::View<T**, Kokkos::LayoutRight, typename ExecSpace::memory_space> const& incoming,
+    std::vector<std::int64_t> const& recv_rank_counts, int processes, int local) {
+  using RowsView = Kokkos::View<T**, Kokkos::LayoutRight, typename ExecSpace::memory_space>;
+  Distributed<T, typename ExecSpace::memory_space> result;
   result.offsets.assign(local + 1, 0);
   for (int l = 0; l < local; ++l) {
     result.offsets[l + 1] = result.offsets[l];
@@ -314,7 +305,7 @@ distribute(ExecSpace const& space, Ranks const& ranks, DestView const& dest,
   }
   result.rows =
       RowsView(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "loom::distribute::rows"),
-               received, cols);
+               incoming.extent(0), incoming.extent(1));
   std::int64_t from = 0;
   std::vector<std::int64_t> cursor(result.offsets.begin(), result.offsets.end() - 1);
   for (int p = 0; p < processes; ++p)
@@ -330,6 +321,59 @@ distribute(ExecSpace const& space, Ranks const& ranks, DestView const& dest,
       cursor[l] += count;
     }
   return result;
+}
+
+} // namespace detail
+
+/// Sends row i of `rows` ([n, cols], this process's rows) to global rank `dest(i)` (-1: drop
+/// it). Collective over the processes of `ranks`; a destination outside [-1, size) on any
+/// process makes every process throw the same loom::Error. Rows between local ranks of one
+/// process never go through MPI. Deterministic: the order of the result depends only on the
+/// inputs.
+///
+/// With `lengths` (one per row, in [0, cols]), only the first lengths(i) values of row i are
+/// sent: a received row holds them, and what follows them is unspecified. Rows of varying
+/// length then cost what they hold, not the widest row, in memory traffic and over MPI (the
+/// lengths travel with them: one more integer per row).
+template <class ExecSpace, class T, class DestView, class Lengths = std::nullptr_t>
+Distributed<T, typename ExecSpace::memory_space>
+distribute(ExecSpace const& space, Ranks const& ranks, DestView const& dest,
+           Kokkos::View<T**, Kokkos::LayoutRight, typename ExecSpace::memory_space> const& rows,
+           Lengths const& lengths = nullptr) {
+  static_assert(Kokkos::SpaceAccessibility<ExecSpace, typename DestView::memory_space>::accessible,
+                "loom::distribute: dest must be accessible from the execution space");
+  sdot::compat::ScopedRegion region("loom::distribute");
+  int const size = ranks.size();
+  int const local = ranks.local_count();
+  int const processes = ranks.process_count();
+  auto const given_lengths =
+      detail::checked_lengths(space, ranks, dest, static_cast<std::int64_t>(rows.extent(0)),
+                              static_cast<std::int64_t>(rows.extent(1)), lengths);
+  auto const sorted = detail::sort_by_destination(space, size, dest, rows, given_lengths);
+  if (processes == 1) { // every destination is a local rank: sorted is the answer
+    Distributed<T, typename ExecSpace::memory_space> result;
+    result.rows = sorted.rows;
+    result.offsets.assign(sorted.starts.begin(), sorted.starts.begin() + local + 1);
+    return result;
+  }
+  // Rows per (destination process, its local rank), then the rows themselves.
+  std::vector<std::int64_t> send_rank_counts(size), recv_rank_counts(size);
+  for (int d = 0; d < size; ++d)
+    send_rank_counts[d] = sorted.starts[d + 1] - sorted.starts[d];
+  ranks.alltoall_bytes(send_rank_counts.data(), recv_rank_counts.data(),
+                       local * sizeof(std::int64_t));
+  std::vector<std::int64_t> send_counts(processes, 0), recv_counts(processes, 0);
+  std::int64_t received = 0;
+  for (int p = 0; p < processes; ++p)
+    for (int l = 0; l < local; ++l) {
+      send_counts[p] += send_rank_counts[p * local + l];
+      recv_counts[p] += recv_rank_counts[p * local + l];
+      received += recv_rank_counts[p * local + l];
+    }
+  constexpr bool partial = !std::is_same_v<Lengths, std::nullptr_t>;
+  auto const incoming = detail::exchange_sorted_rows<ExecSpace, T, partial>(
+      space, ranks, sorted, send_counts, recv_counts, received);
+  return detail::group_by_local_rank(space, incoming, recv_rank_counts, processes, local);
 }
 
 } // namespace loom

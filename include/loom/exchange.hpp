@@ -2,6 +2,7 @@
 /// @file
 /// loom::exchange: sends rows packed by loom::route to their ranks; a dense all-to-all.
 
+#include <loom/detail/alltoallv.hpp>
 #include <loom/detail/segments.hpp>
 #include <loom/ranks.hpp>
 #include <loom/route.hpp>
@@ -175,16 +176,7 @@ Routed<T, MemSpace> exchange(ExecSpace const& space, Ranks const& ranks,
                     recv_first.back(), cols);
     detail::exchange_copy<ExecSpace, decltype(sent.data), Buffer, Index, true>(
         space, "loom::exchange::pack", sent.data, send_buf, send_first, send_l, send_j);
-#ifdef LOOM_ENABLE_GPU_AWARE_MPI
-    space.fence();
-    ranks.alltoallv_bytes(send_buf.data(), send_n, recv_buf.data(), recv_n, sizeof(T) * cols);
-#else
-    auto send_host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), send_buf);
-    auto recv_host = sdot::compat::host_mirror_no_init(recv_buf);
-    space.fence();
-    ranks.alltoallv_bytes(send_host.data(), send_n, recv_host.data(), recv_n, sizeof(T) * cols);
-    Kokkos::deep_copy(space, recv_buf, recv_host);
-#endif
+    detail::alltoallv_views(space, ranks, send_buf, send_n, recv_buf, recv_n, sizeof(T) * cols);
     detail::exchange_copy<ExecSpace, decltype(recv.data), Buffer, Index, false>(
         space, "loom::exchange::unpack", recv.data, recv_buf, recv_first, recv_l, recv_j);
   }

@@ -4,6 +4,7 @@
 /// the processes (RowBlocks), the rows of other processes that this process references, for
 /// example the columns of its rows of a sparse matrix. Built once, run at every product.
 
+#include <loom/detail/alltoallv.hpp>
 #include <loom/error.hpp>
 #include <loom/ranks.hpp>
 #include <loom/row_blocks.hpp>
@@ -214,11 +215,8 @@ private:
       recv_host_ = sdot::compat::host_mirror_no_init(recv_);
     }
     detail::pack_halo_rows(space, from, send_rows_, send_);
-    Kokkos::deep_copy(space, send_host_, send_);
-    space.fence();
-    ranks_.alltoallv_bytes(send_host_.data(), send_counts_, recv_host_.data(), recv_counts_,
-                           sizeof(double) * components);
-    Kokkos::deep_copy(space, recv_, recv_host_);
+    detail::alltoallv_views(space, ranks_, send_, send_counts_, recv_, recv_counts_,
+                            sizeof(double) * components, send_host_, recv_host_);
     detail::unpack_halo_rows(space, recv_, to, offset);
     space.fence(); // the caller's next kernels may run on another instance
   }

@@ -180,11 +180,17 @@ public:
     return process_fold(partial, [](T a, T b) { return b < a ? b : a; });
   }
   /// Collective: the sum over the processes of one value per process (see process_sums).
-  double process_sum(double partial) const { return process_sums<1>({partial})[0]; }
+  double process_sum(double partial) const {
+    return process_sums<1>({partial})[0];
+  }
   /// Collective: the maximum over the processes of one value per process.
-  double process_max(double partial) const { return process_maxima(std::vector{partial})[0]; }
+  double process_max(double partial) const {
+    return process_maxima(std::vector{partial})[0];
+  }
   /// Collective: the minimum over the processes of one value per process.
-  double process_min(double partial) const { return process_minima(std::vector{partial})[0]; }
+  double process_min(double partial) const {
+    return process_minima(std::vector{partial})[0];
+  }
 
   /// Collective: the local_count() values of every process, in global rank order (size()
   /// values), on the host.
@@ -232,8 +238,8 @@ public:
   void alltoall_bytes(void const* send, void* recv, std::size_t bytes) const;
   /// Collective: all-to-all of variable size; `send_counts[q]` elements of `elem_bytes` bytes
   /// go to process q (contiguous in process order in `send`), `recv_counts[p]` come from p.
-  /// The part of a process for itself is copied with memcpy (host pointers) and must be
-  /// handled by the caller when the buffers live in device memory (pass 0 for it then).
+  /// With one process (or no group) the buffer is copied with memmove: host pointers only
+  /// then.
   void alltoallv_bytes(void const* send, std::vector<std::int64_t> const& send_counts, void* recv,
                        std::vector<std::int64_t> const& recv_counts, std::size_t elem_bytes) const;
 

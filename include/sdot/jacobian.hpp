@@ -88,6 +88,100 @@ void count_jacobian_entries(ExecutionSpace const& space, Polygons const& polygon
       });
 }
 
+/// The raw entries of each row: the diagonal first (value 0), then one per edge of positive
+/// length shared with a seed (global column, edge length), at raw_offsets(i).
+template <class MemorySpace>
+struct RawEntries {
+  Kokkos::View<int*, MemorySpace> offsets; ///< n + 1
+  Kokkos::View<int*, MemorySpace> columns; ///< global
+  Kokkos::View<double*, MemorySpace> lengths;
+};
+
+template <class ExecutionSpace, class Polygons>
+RawEntries<typename ExecutionSpace::memory_space>
+raw_jacobian_entries(ExecutionSpace const& space, Polygons const& polygons, int n, int first) {
+  using memory_space = typename ExecutionSpace::memory_space;
+  RawEntries<memory_space> raw;
+  Kokkos::View<int*, memory_space> counts(
+      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::jacobian::counts"), n);
+  count_jacobian_entries(space, polygons, counts);
+  raw.offsets = Kokkos::View<int*, memory_space>(
+      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::jacobian::raw_offsets"), n + 1);
+  int const total = exclusive_scan(space, "sdot::jacobian::raw_offsets", counts, raw.offsets);
+  raw.columns = Kokkos::View<int*, memory_space>(
+      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::jacobian::raw_columns"), total);
+  raw.lengths = Kokkos::View<double*, memory_space>(
+      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::jacobian::raw_lengths"), total);
+  auto const offsets = polygons.offsets;
+  auto const vertices = polygons.vertices;
+  auto const sources = polygons.edge_sources;
+  auto const raw_offsets = raw.offsets;
+  auto const raw_columns = raw.columns;
+  auto const raw_lengths = raw.lengths;
+  Kokkos::parallel_for(
+      "sdot::jacobian::edges", Kokkos::RangePolicy<ExecutionSpace>(space, 0, n),
+      KOKKOS_LAMBDA(int i) {
+        int const b = offsets(i), e = offsets(i + 1);
+        int r = raw_offsets(i);
+        raw_columns(r) = first + i;
+        raw_lengths(r) = 0;
+        ++r;
+        for (int k = b; k < e; ++k) {
+          int const next = k + 1 < e ? k + 1 : b;
+          double const dx = vertices(next, 0) - vertices(k, 0);
+          double const dy = vertices(next, 1) - vertices(k, 1);
+          if (sources(k) >= 0 && dx * dx + dy * dy > 0) {
+            raw_columns(r) = sources(k);
+            raw_lengths(r) = sdot::compat::sqrt(dx * dx + dy * dy);
+            ++r;
+          }
+        }
+      });
+  return raw;
+}
+
+/// Each row's entries with their values −length / (2 |x_j − x_i|) (`x`: the extended
+/// positions), sorted by global column (insertion sort: rows are short); counts(i): its
+/// distinct columns.
+template <class ExecutionSpace, class Extended, class Positions>
+Kokkos::View<JacobianEntry*, typename ExecutionSpace::memory_space>
+sorted_jacobian_entries(ExecutionSpace const& space,
+                        RawEntries<typename ExecutionSpace::memory_space> const& raw,
+                        Extended const& raw_extended, Positions const& x,
+                        Kokkos::View<int*, typename ExecutionSpace::memory_space> counts) {
+  int const n = static_cast<int>(counts.extent(0));
+  Kokkos::View<JacobianEntry*, typename ExecutionSpace::memory_space> sorted(
+      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::jacobian::raw"),
+      raw.columns.extent(0));
+  auto const raw_offsets = raw.offsets;
+  auto const raw_columns = raw.columns;
+  auto const raw_lengths = raw.lengths;
+  Kokkos::parallel_for(
+      "sdot::jacobian::sort_rows", Kokkos::RangePolicy<ExecutionSpace>(space, 0, n),
+      KOKKOS_LAMBDA(int i) {
+        int const b = raw_offsets(i), e = raw_offsets(i + 1);
+        for (int r = b; r < e; ++r) {
+          int const j = raw_extended(r);
+          double const dx = x(j, 0) - x(i, 0), dy = x(j, 1) - x(i, 1);
+          double const distance = sdot::compat::sqrt(dx * dx + dy * dy);
+          double const value = distance > 0 ? -raw_lengths(r) / (2 * distance) : 0.0;
+          JacobianEntry entry{raw_columns(r), j, value};
+          int s = r;
+          while (s > b && sorted(s - 1).column > entry.column) {
+            sorted(s) = sorted(s - 1);
+            --s;
+          }
+          sorted(s) = entry;
+        }
+        int distinct = 0;
+        for (int r = b; r < e; ++r)
+          if (r == b || sorted(r).column != sorted(r - 1).column)
+            ++distinct;
+        counts(i) = distinct;
+      });
+  return sorted;
+}
+
 } // namespace detail
 
 /// Collective: assembles the Jacobian of the measures of this process's cells.
@@ -115,52 +209,15 @@ measure_jacobian(ExecutionSpace const& space, loom::Ranks const& ranks,
   int const first = static_cast<int>(jacobian.blocks.begin());
   int const global_size = static_cast<int>(jacobian.blocks.global_size());
 
-  // 1. Entries per row (diagonal + edges shared with seeds), 2. their offsets.
-  Kokkos::View<int*, memory_space> counts(
-      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::jacobian::counts"), n);
-  detail::count_jacobian_entries(space, polygons, counts);
-  Kokkos::View<int*, memory_space> raw_offsets(
-      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::jacobian::raw_offsets"), n + 1);
-  int const raw_total =
-      detail::exclusive_scan(space, "sdot::jacobian::raw_offsets", counts, raw_offsets);
+  // Raw entries: global column and edge length (the diagonal first, length 0).
+  auto const raw_entries = detail::raw_jacobian_entries(space, polygons, n, first);
 
-  // 3. Raw entries: global column and edge length (the diagonal first, length 0).
-  Kokkos::View<int*, memory_space> raw_columns(
-      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::jacobian::raw_columns"),
-      raw_total);
-  Kokkos::View<double*, memory_space> raw_lengths(
-      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::jacobian::raw_lengths"),
-      raw_total);
-  {
-    auto offsets = polygons.offsets;
-    auto vertices = polygons.vertices;
-    auto sources = polygons.edge_sources;
-    Kokkos::parallel_for(
-        "sdot::jacobian::edges", Policy(space, 0, n), KOKKOS_LAMBDA(int i) {
-          int const b = offsets(i), e = offsets(i + 1);
-          int r = raw_offsets(i);
-          raw_columns(r) = first + i;
-          raw_lengths(r) = 0;
-          ++r;
-          for (int k = b; k < e; ++k) {
-            int const next = k + 1 < e ? k + 1 : b;
-            double const dx = vertices(next, 0) - vertices(k, 0);
-            double const dy = vertices(next, 1) - vertices(k, 1);
-            if (sources(k) >= 0 && dx * dx + dy * dy > 0) {
-              raw_columns(r) = sources(k);
-              raw_lengths(r) = sdot::compat::sqrt(dx * dx + dy * dy);
-              ++r;
-            }
-          }
-        });
-  }
-
-  // 4. The halo: neighbours' positions held by other processes.
+  // The halo: neighbours' positions held by other processes.
   Kokkos::View<int*, memory_space> raw_extended(
       Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::jacobian::raw_extended"),
-      raw_total);
+      raw_entries.columns.extent(0));
   jacobian.halo =
-      loom::Halo<ExecutionSpace>(space, ranks, jacobian.blocks, raw_columns, raw_extended);
+      loom::Halo<ExecutionSpace>(space, ranks, jacobian.blocks, raw_entries.columns, raw_extended);
   int const extended_size = n + jacobian.halo.size();
   Points<memory_space> x(
       Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::jacobian::positions"),
@@ -168,37 +225,16 @@ measure_jacobian(ExecutionSpace const& space, loom::Ranks const& ranks,
   Kokkos::deep_copy(space, Kokkos::subview(x, std::make_pair(0, n), Kokkos::ALL), positions);
   jacobian.halo.update(space, x);
 
-  // 5. Per row: sort by global column (insertion sort, rows are short), merge repeats, and
-  // count the distinct entries.
-  Kokkos::View<detail::JacobianEntry*, memory_space> raw(
-      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::jacobian::raw"), raw_total);
-  Kokkos::parallel_for(
-      "sdot::jacobian::sort_rows", Policy(space, 0, n), KOKKOS_LAMBDA(int i) {
-        int const b = raw_offsets(i), e = raw_offsets(i + 1);
-        for (int r = b; r < e; ++r) {
-          int const j = raw_extended(r);
-          double const dx = x(j, 0) - x(i, 0), dy = x(j, 1) - x(i, 1);
-          double const distance = sdot::compat::sqrt(dx * dx + dy * dy);
-          double const value = distance > 0 ? -raw_lengths(r) / (2 * distance) : 0.0;
-          detail::JacobianEntry entry{raw_columns(r), j, value};
-          int s = r;
-          while (s > b && raw(s - 1).column > entry.column) {
-            raw(s) = raw(s - 1);
-            --s;
-          }
-          raw(s) = entry;
-        }
-        int distinct = 0;
-        for (int r = b; r < e; ++r)
-          if (r == b || raw(r).column != raw(r - 1).column)
-            ++distinct;
-        counts(i) = distinct;
-      });
+  // Per row: entries sorted by global column, and the distinct ones counted.
+  Kokkos::View<int*, memory_space> counts(
+      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::jacobian::counts"), n);
+  auto const raw = detail::sorted_jacobian_entries(space, raw_entries, raw_extended, x, counts);
+  auto const raw_offsets = raw_entries.offsets;
   Kokkos::View<int*, memory_space> row_map(
       Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::jacobian::row_map"), n + 1);
   int const nnz = detail::exclusive_scan(space, "sdot::jacobian::row_map", counts, row_map);
 
-  // 6. Merged entries; the diagonal is minus the sum of the others, in column order.
+  // Merged entries; the diagonal is minus the sum of the others, in column order.
   Kokkos::View<int*, memory_space> global_columns(
       Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::jacobian::global_columns"),
       nnz);

@@ -495,8 +495,7 @@ private:
   OptimalTransportStatistics& stats() { return result_.statistics; }
 
   Scalars alloc(char const* label) const {
-    return Scalars(Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, std::string(label)),
-                   n_);
+    return Scalars(Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, std::string(label)), n_);
   }
 
   /// The measures at weights `w`; the diagram may give up below `abandon_below`.
@@ -531,8 +530,8 @@ private:
     for (int p = 0; p < ranks_.process_count(); ++p)
       if (lengths[2 * p] != lengths[2 * p + 1])
         throw std::invalid_argument(
-            "sdot::OptimalTransport: " + std::to_string(lengths[2 * p + 1]) +
-            " positions but " + std::to_string(lengths[2 * p]) + " initial weights" +
+            "sdot::OptimalTransport: " + std::to_string(lengths[2 * p + 1]) + " positions but " +
+            std::to_string(lengths[2 * p]) + " initial weights" +
             (ranks_.process_count() > 1 ? " on process " + std::to_string(p) : std::string()));
     blocks_ = loom::RowBlocks(ranks_, n_);
     weights_ = alloc("sdot::ot::weights");
@@ -555,8 +554,8 @@ private:
       if (index >= 0)
         throw EmptyCellError(index, empty_cell_message(index));
     // KMT's threshold: a fraction of the smallest target or initial mass, the same for all cells.
-    threshold_ = options_.min_mass_fraction *
-                 ranks_.process_min(local_min(space_, measures_, targets_));
+    threshold_ =
+        options_.min_mass_fraction * ranks_.process_min(local_min(space_, measures_, targets_));
     error_ = errors(measures_);
     report(NewtonProgress{});
   }
@@ -567,9 +566,9 @@ private:
     Kokkos::Timer linear_timer;
     auto const jacobian = measure_jacobian(space_, ranks_, ConstPoints<memory_space>(positions_),
                                            cells_.cell_polygons());
-    double const mean = ranks_.process_sum(local_sum(space_, targets_) -
-                                           local_sum(space_, measures_)) /
-                        double(blocks_.global_size());
+    double const mean =
+        ranks_.process_sum(local_sum(space_, targets_) - local_sum(space_, measures_)) /
+        double(blocks_.global_size());
     linear_combination(space_, rhs_, targets_, -1.0, measures_, -mean);
     // From the second step on, CG starts from the multiple of the last direction nearest the
     // new one: damped steps change the weights, hence J and the right-hand side, little.

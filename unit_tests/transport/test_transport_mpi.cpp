@@ -422,8 +422,7 @@ TEST(TransportMpi, WrongInitialWeightsRefusedOnEveryProcess) {
     std::string const want = "initial weights";
     EXPECT_NE(std::string(e.what()).find(want), std::string::npos) << e.what();
     if (ranks.process_count() > 1)
-      EXPECT_NE(std::string(e.what()).find("on process " + std::to_string(last)),
-                std::string::npos)
+      EXPECT_NE(std::string(e.what()).find("on process " + std::to_string(last)), std::string::npos)
           << e.what();
   }
 }

@@ -1032,6 +1032,56 @@ public:
   /// polygons') costs only the round that found it. Returns the result rows of the cells
   /// finished here.
   Rows travel() {
+    TravelStep<memory_space> step = first_step();
+    std::vector<Rows> finished;
+    reset_vertex_heap();
+    statistics_ = TravelStatistics<memory_space>{};
+    statistics_.bytes_sent = bytes_sent_seeds_;
+    Pending older, newer; // the cells that sent copies two rounds ago, and one round ago
+    Kokkos::View<int const*, memory_space> item_first = forest_.seeds.first;
+    int items = static_cast<int>(forest_.seeds.all.extent(0));
+    int most_sent = 0; // the most messages one local rank sent to one rank in the last round
+    for (;;) {
+      // Answers to the cells that sent copies two rounds ago.
+      SettleStep<memory_space> settle = settle_step(step, older);
+      if (!cut_and_settle(step, settle, items)) {
+        abandoned_ = true;
+        return Rows();
+      }
+      keep_finished(step, settle, items, finished);
+
+      // Messages of this round: how many, how wide (agreed), and the copies' cells kept here.
+      RoundMessages const plan = plan_messages(step, items);
+      // One agreement per round: go on?, the message width, and the previous round's most
+      // messages from one rank to one other (inbox_capacity, a hint).
+      std::vector<std::int64_t> agreed{plan.rows > 0 || newer.rows.extent(0) > 0, plan.widest,
+                                       most_sent};
+      agreed = ranks_.process_maxima(agreed);
+      inbox_capacity_.grow_to(agreed[2]);
+      if (!agreed[0])
+        break;
+      msg_capacity_.grow_to((agreed[1] + 2) / 3);
+      MessageLayout const out{static_cast<int>(agreed[1])};
+      pack_messages(step, plan, out);
+      most_sent = most_per_pair(plan.senders, plan.message_first, item_first, step.dest);
+      auto received = send_messages(step.dest, step.outbox);
+
+      older = newer;
+      newer = Pending{step.pending, out};
+      step.inbox = received.rows;
+      step.layout = out;
+      step.inbox_first =
+          to_device("sdot::travel::inbox_first",
+                    std::vector<int>(received.offsets.begin(), received.offsets.end()));
+      item_first = step.inbox_first;
+      step.from_messages = true;
+      items = static_cast<int>(received.rows.extent(0));
+    }
+    return concatenate_rows(finished);
+  }
+
+  /// The step of the first round: the seeds of the local ranks as items.
+  TravelStep<memory_space> first_step() {
     TravelStep<memory_space> step;
     step.forest = forest_;
     step.domain_vertices = domain_vertices_;
@@ -1047,176 +1097,186 @@ public:
     step.first_rank = ranks_.first_local();
     step.from_messages = false;
     step.layout = MessageLayout{0};
-    std::vector<Rows> finished;
-    reset_vertex_heap();
-    statistics_ = TravelStatistics<memory_space>{};
-    statistics_.bytes_sent = bytes_sent_seeds_;
-    Pending older, newer; // the cells that sent copies two rounds ago, and one round ago
-    Kokkos::View<int const*, memory_space> item_first = forest_.seeds.first;
-    int items = static_cast<int>(forest_.seeds.all.extent(0));
-    int most_sent = 0; // the most messages one local rank sent to one rank in the last round
+    return step;
+  }
+
+  /// The step that finishes the cells of `older` with the answers in the step's inbox.
+  SettleStep<memory_space> settle_step(TravelStep<memory_space> const& step, Pending const& older) {
+    SettleStep<memory_space> settle;
+    settle.pending = older.rows;
+    settle.pending_layout = older.layout;
+    settle.inbox = step.inbox;
+    settle.layout = step.layout;
+    if (older.rows.extent(0) > 0)
+      group_answers(step.inbox, static_cast<int>(older.rows.extent(0)), settle.answers,
+                    settle.answer_first);
+    return settle;
+  }
+
+  /// Cuts every item of the round, and settles the pending cells; again with larger polygons
+  /// while any overflowed anywhere, or with a larger vertex heap while a process's was too
+  /// small. Returns false when a cell fell below abandon_below somewhere (the same answer on
+  /// every process).
+  bool cut_and_settle(TravelStep<memory_space>& step, SettleStep<memory_space>& settle, int items) {
+    int const pending_count = static_cast<int>(settle.pending.extent(0));
+    std::int64_t const heap_before = vertex_heap_used();
     for (;;) {
-      // Answers to the cells that sent copies two rounds ago.
-      int const pending_count = static_cast<int>(older.rows.extent(0));
-      SettleStep<memory_space> settle;
-      settle.pending = older.rows;
-      settle.pending_layout = older.layout;
-      settle.inbox = step.inbox;
-      settle.layout = step.layout;
+      if (with_polygons_)
+        Kokkos::deep_copy(space_, vertex_heap_.used, heap_before);
+      step.vertices = vertex_heap_;
+      settle.vertices = vertex_heap_;
+      step.outbox = Rows();
+      step.action = per_item<int>("sdot::travel::action", items);
+      step.messages = per_item<int>("sdot::travel::messages", items);
+      step.needed = per_item<int>("sdot::travel::needed", items);
+      step.overflowed = per_item<int>("sdot::travel::overflowed", items);
+      step.kept_slot = per_item<int>("sdot::travel::kept_slot", items);
+      step.kept =
+          Rows(Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::travel::kept"),
+               kept_slots_, MessageLayout::header + 3 * msg_capacity_.value());
+      step.kept_count =
+          Kokkos::View<int, memory_space>(Kokkos::view_alloc(space_, "sdot::travel::kept_count"));
+      step.results =
+          Rows(Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::travel::results"),
+               items, result_width());
+      for_each_cell(space_, "sdot::travel::decide", step, items, polygon_capacity());
+      settle.overflowed = per_item<int>("sdot::travel::settle_overflowed", pending_count);
+      settle.results =
+          Rows(Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::travel::settled"),
+               pending_count, result_width());
       if (pending_count > 0)
-        group_answers(step.inbox, pending_count, settle.answers, settle.answer_first);
-      // Cut every item, and settle; again with larger polygons while any overflowed anywhere,
-      // or with a larger vertex heap while a process's was too small.
-      std::int64_t const heap_before = vertex_heap_used();
-      for (;;) {
-        if (with_polygons_)
-          Kokkos::deep_copy(space_, vertex_heap_.used, heap_before);
-        step.vertices = vertex_heap_;
-        settle.vertices = vertex_heap_;
-        step.outbox = Rows();
-        step.action = per_item<int>("sdot::travel::action", items);
-        step.messages = per_item<int>("sdot::travel::messages", items);
-        step.needed = per_item<int>("sdot::travel::needed", items);
-        step.overflowed = per_item<int>("sdot::travel::overflowed", items);
-        step.kept_slot = per_item<int>("sdot::travel::kept_slot", items);
-        step.kept =
-            Rows(Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::travel::kept"),
-                 kept_slots_, MessageLayout::header + 3 * msg_capacity_.value());
-        step.kept_count =
-            Kokkos::View<int, memory_space>(Kokkos::view_alloc(space_, "sdot::travel::kept_count"));
-        step.results =
-            Rows(Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::travel::results"),
-                 items, result_width());
-        for_each_cell(space_, "sdot::travel::decide", step, items, polygon_capacity());
-        settle.overflowed = per_item<int>("sdot::travel::settle_overflowed", pending_count);
-        settle.results =
-            Rows(Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::travel::settled"),
-                 pending_count, result_width());
-        if (pending_count > 0)
-          for_each_cell(space_, "sdot::travel::settle", settle, pending_count, polygon_capacity());
-        int overflows = 0;
-        auto o1 = step.overflowed;
-        auto o2 = settle.overflowed;
-        Kokkos::parallel_reduce(
-            "sdot::travel::overflows", Policy(space_, 0, items),
-            KOKKOS_LAMBDA(int i, int& c) { c += o1(i); }, overflows);
-        int settle_overflows = 0;
-        Kokkos::parallel_reduce(
-            "sdot::travel::settle_overflows", Policy(space_, 0, pending_count),
-            KOKKOS_LAMBDA(int i, int& c) { c += o2(i); }, settle_overflows);
-        std::int64_t const heap_after = vertex_heap_used();
-        bool const heap_full =
-            heap_after > static_cast<std::int64_t>(vertex_heap_.values.extent(0));
-        std::vector<std::int64_t> again{overflows + settle_overflows > 0, heap_full,
-                                        detail::abandoned(space_, step.abandon)};
-        again = ranks_.process_maxima(again);
-        if (again[2]) { // a cell below abandon_below somewhere: the same answer everywhere
-          abandoned_ = true;
-          return Rows();
-        }
-        if (!again[0] && !again[1])
-          break;
-        if (again[0])
-          msg_capacity_.grow_to(2 * msg_capacity_.value());
-        if (heap_full)
-          grow_vertex_heap(heap_after + heap_after / 4, heap_before);
-        ++statistics_.reruns;
-      }
-      auto action = step.action;
-      auto done = items_where(
-          space_, "sdot::travel::finished", items,
-          KOKKOS_LAMBDA(int i) { return action(i) == action_finished; });
-      if (done.extent(0))
-        finished.push_back(select_rows("sdot::travel::keep_finished", step.results, done));
-      if (pending_count > 0)
-        finished.push_back(settle.results);
-
-      // Messages of this round: how many, how wide (agreed), and the copies' cells kept here.
-      auto messages = step.messages;
-      auto senders = items_where(
-          space_, "sdot::travel::senders", items, KOKKOS_LAMBDA(int i) { return messages(i) > 0; });
-      int const nb_senders = static_cast<int>(senders.extent(0));
-      kept_slots_ = nb_senders > kept_slots_ ? nb_senders : kept_slots_;
-      auto message_first = per_item<int>("sdot::travel::message_first", nb_senders + 1);
-      auto pending_index = per_item<int>("sdot::travel::pending_index", nb_senders + 1);
-      Kokkos::parallel_for(
-          "sdot::travel::message_counts", Policy(space_, 0, nb_senders), KOKKOS_LAMBDA(int k) {
-            message_first(k) = messages(senders(k));
-            pending_index(k) = action(senders(k)) == action_probe ? 1 : 0;
-          });
-      int const rows = exclusive_scan(
-          space_, "sdot::travel::message_first",
-          Kokkos::subview(message_first, Kokkos::make_pair(0, nb_senders)), message_first);
-      int const new_pending = exclusive_scan(
-          space_, "sdot::travel::pending_index",
-          Kokkos::subview(pending_index, Kokkos::make_pair(0, nb_senders)), pending_index);
-      int widest = 0;
-      auto needed = step.needed;
+        for_each_cell(space_, "sdot::travel::settle", settle, pending_count, polygon_capacity());
+      int overflows = 0;
+      auto o1 = step.overflowed;
+      auto o2 = settle.overflowed;
       Kokkos::parallel_reduce(
-          "sdot::travel::widest", Policy(space_, 0, items),
-          KOKKOS_LAMBDA(int i, int& m) { m = needed(i) > m ? needed(i) : m; },
-          Kokkos::Max<int>(widest));
-      // One agreement per round: go on?, the message width, and the previous round's most
-      // messages from one rank to one other (inbox_capacity, a hint).
-      std::vector<std::int64_t> agreed{rows > 0 || newer.rows.extent(0) > 0, widest, most_sent};
-      agreed = ranks_.process_maxima(agreed);
-      inbox_capacity_.grow_to(agreed[2]);
-      if (!agreed[0])
-        break;
-      msg_capacity_.grow_to((agreed[1] + 2) / 3);
-      MessageLayout const out{static_cast<int>(agreed[1])};
-
-      step.senders = senders;
-      step.message_first = message_first;
-      step.pending_index = pending_index;
-      step.out_layout = out;
-      step.outbox =
-          Rows(Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::travel::outbox"),
-               rows, out.cols());
-      step.dest = per_item<int>("sdot::travel::destinations", rows);
-      step.pending =
-          Rows(Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::travel::pending"),
-               new_pending, out.cols());
-      if (nb_senders > 0)
-        for_each_cell(space_, "sdot::travel::pack", step, nb_senders, polygon_capacity());
-      most_sent = most_per_pair(senders, message_first, item_first, step.dest);
-      // Each message sends what it holds, and its length.
-      auto lengths = per_item<int>("sdot::travel::message_lengths", rows);
-      auto const outbox = step.outbox;
-      long values = 0;
+          "sdot::travel::overflows", Policy(space_, 0, items),
+          KOKKOS_LAMBDA(int i, int& c) { c += o1(i); }, overflows);
+      int settle_overflows = 0;
       Kokkos::parallel_reduce(
-          "sdot::travel::message_lengths", Policy(space_, 0, rows),
-          KOKKOS_LAMBDA(int r, long& sum) {
-            lengths(r) = MessageLayout::used(outbox, r);
-            sum += lengths(r);
-          },
-          values);
-      statistics_.travelled_cells += rows;
-      statistics_.bytes_sent += values * static_cast<long>(sizeof(double)) +
-                                rows * static_cast<long>(sizeof(std::int64_t));
-      auto received = loom::distribute(space_, ranks_, step.dest, step.outbox, lengths);
-      ++statistics_.rounds;
-
-      older = newer;
-      newer = Pending{step.pending, out};
-      step.inbox = received.rows;
-      step.layout = out;
-      step.inbox_first =
-          to_device("sdot::travel::inbox_first",
-                    std::vector<int>(received.offsets.begin(), received.offsets.end()));
-      item_first = step.inbox_first;
-      step.from_messages = true;
-      items = static_cast<int>(received.rows.extent(0));
+          "sdot::travel::settle_overflows", Policy(space_, 0, pending_count),
+          KOKKOS_LAMBDA(int i, int& c) { c += o2(i); }, settle_overflows);
+      std::int64_t const heap_after = vertex_heap_used();
+      bool const heap_full = heap_after > static_cast<std::int64_t>(vertex_heap_.values.extent(0));
+      std::vector<std::int64_t> again{overflows + settle_overflows > 0, heap_full,
+                                      detail::abandoned(space_, step.abandon)};
+      again = ranks_.process_maxima(again);
+      if (again[2])
+        return false;
+      if (!again[0] && !again[1])
+        return true;
+      if (again[0])
+        msg_capacity_.grow_to(2 * msg_capacity_.value());
+      if (heap_full)
+        grow_vertex_heap(heap_after + heap_after / 4, heap_before);
+      ++statistics_.reruns;
     }
-    // The finished rows, one after the other.
+  }
+
+  /// Appends the result rows of the cells finished this round to `finished`.
+  void keep_finished(TravelStep<memory_space> const& step, SettleStep<memory_space> const& settle,
+                     int items, std::vector<Rows>& finished) {
+    auto const action = step.action;
+    auto done = items_where(
+        space_, "sdot::travel::finished", items,
+        KOKKOS_LAMBDA(int i) { return action(i) == action_finished; });
+    if (done.extent(0))
+      finished.push_back(select_rows("sdot::travel::keep_finished", step.results, done));
+    if (settle.pending.extent(0) > 0)
+      finished.push_back(settle.results);
+  }
+
+  /// The messages of a round: the items that send, their first message rows, their rows of
+  /// the cells that wait for answers, and the widest message.
+  struct RoundMessages {
+    Kokkos::View<int*, memory_space> senders, message_first, pending_index;
+    int rows = 0, pending = 0, widest = 0;
+  };
+
+  RoundMessages plan_messages(TravelStep<memory_space> const& step, int items) {
+    RoundMessages plan;
+    auto const messages = step.messages;
+    auto const action = step.action;
+    plan.senders = items_where(
+        space_, "sdot::travel::senders", items, KOKKOS_LAMBDA(int i) { return messages(i) > 0; });
+    auto const senders = plan.senders;
+    int const nb_senders = static_cast<int>(senders.extent(0));
+    kept_slots_ = nb_senders > kept_slots_ ? nb_senders : kept_slots_;
+    plan.message_first = per_item<int>("sdot::travel::message_first", nb_senders + 1);
+    plan.pending_index = per_item<int>("sdot::travel::pending_index", nb_senders + 1);
+    auto const message_first = plan.message_first;
+    auto const pending_index = plan.pending_index;
+    Kokkos::parallel_for(
+        "sdot::travel::message_counts", Policy(space_, 0, nb_senders), KOKKOS_LAMBDA(int k) {
+          message_first(k) = messages(senders(k));
+          pending_index(k) = action(senders(k)) == action_probe ? 1 : 0;
+        });
+    plan.rows = exclusive_scan(space_, "sdot::travel::message_first",
+                               Kokkos::subview(message_first, Kokkos::make_pair(0, nb_senders)),
+                               message_first);
+    plan.pending = exclusive_scan(space_, "sdot::travel::pending_index",
+                                  Kokkos::subview(pending_index, Kokkos::make_pair(0, nb_senders)),
+                                  pending_index);
+    auto const needed = step.needed;
+    Kokkos::parallel_reduce(
+        "sdot::travel::widest", Policy(space_, 0, items),
+        KOKKOS_LAMBDA(int i, int& m) { m = needed(i) > m ? needed(i) : m; },
+        Kokkos::Max<int>(plan.widest));
+    return plan;
+  }
+
+  /// Packs the round's messages (rows `out` wide) into the step's outbox, with their
+  /// destinations, and the cells that wait for answers into its pending rows.
+  void pack_messages(TravelStep<memory_space>& step, RoundMessages const& plan,
+                     MessageLayout const& out) {
+    step.senders = plan.senders;
+    step.message_first = plan.message_first;
+    step.pending_index = plan.pending_index;
+    step.out_layout = out;
+    step.outbox =
+        Rows(Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::travel::outbox"),
+             plan.rows, out.cols());
+    step.dest = per_item<int>("sdot::travel::destinations", plan.rows);
+    step.pending =
+        Rows(Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::travel::pending"),
+             plan.pending, out.cols());
+    int const nb_senders = static_cast<int>(plan.senders.extent(0));
+    if (nb_senders > 0)
+      for_each_cell(space_, "sdot::travel::pack", step, nb_senders, polygon_capacity());
+  }
+
+  /// Sends each row of `outbox` to rank `dest` of it, with what it holds and its length
+  /// (counted in the statistics), and returns what this process's ranks received.
+  loom::Distributed<double, memory_space> send_messages(Kokkos::View<int*, memory_space> dest,
+                                                        Rows const& outbox) {
+    int const rows = static_cast<int>(outbox.extent(0));
+    auto lengths = per_item<int>("sdot::travel::message_lengths", rows);
+    long values = 0;
+    Kokkos::parallel_reduce(
+        "sdot::travel::message_lengths", Policy(space_, 0, rows),
+        KOKKOS_LAMBDA(int r, long& sum) {
+          lengths(r) = MessageLayout::used(outbox, r);
+          sum += lengths(r);
+        },
+        values);
+    statistics_.travelled_cells += rows;
+    statistics_.bytes_sent +=
+        values * static_cast<long>(sizeof(double)) + rows * static_cast<long>(sizeof(std::int64_t));
+    auto received = loom::distribute(space_, ranks_, dest, outbox, lengths);
+    ++statistics_.rounds;
+    return received;
+  }
+
+  /// The rows of `parts`, one part after the other.
+  Rows concatenate_rows(std::vector<Rows> const& parts) {
     std::int64_t total = 0;
-    for (auto const& part : finished)
+    for (auto const& part : parts)
       total += part.extent(0);
     int const width = result_width();
     Rows all(Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::travel::all_finished"),
              total, width);
     std::int64_t at = 0;
-    for (auto const& part : finished) {
+    for (auto const& part : parts) {
       std::int64_t const first = at;
       Kokkos::parallel_for(
           "sdot::travel::gather_finished", Policy(space_, 0, static_cast<int>(part.extent(0))),
