@@ -35,11 +35,9 @@ bool line_intersection(HalfSpace const& a, HalfSpace const& b, Point& p) {
   return true;
 }
 
-} // namespace
-
-DomainPolygon domain_polygon(std::vector<HalfSpace> const& half_spaces) {
-  int const n = static_cast<int>(half_spaces.size());
-  for (int h = 0; h < n; ++h) {
+// Every half-space has a finite, non-zero normal and a finite offset.
+void check_half_spaces(std::vector<HalfSpace> const& half_spaces) {
+  for (std::size_t h = 0; h < half_spaces.size(); ++h) {
     auto const& hs = half_spaces[h];
     if (!std::isfinite(hs.normal[0]) || !std::isfinite(hs.normal[1]) || !std::isfinite(hs.offset) ||
         (hs.normal[0] == 0 && hs.normal[1] == 0)) {
@@ -50,7 +48,11 @@ DomainPolygon domain_polygon(std::vector<HalfSpace> const& half_spaces) {
       throw std::invalid_argument(msg.str());
     }
   }
-  // Bounded iff the normals leave no angular gap of π or more.
+}
+
+// Bounded iff the normals leave no angular gap of π or more.
+void check_bounded(std::vector<HalfSpace> const& half_spaces) {
+  int const n = static_cast<int>(half_spaces.size());
   std::vector<double> angles;
   for (auto const& hs : half_spaces)
     angles.push_back(std::atan2(hs.normal[1], hs.normal[0]));
@@ -69,10 +71,13 @@ DomainPolygon domain_polygon(std::vector<HalfSpace> const& half_spaces) {
            "(at least 3, no angular gap of 180 degrees or more)";
     throw std::invalid_argument(msg.str());
   }
-  // The corners of a bounded polygon are the pairwise intersections that every half-space
-  // keeps: a square about their bounding box holds it. Clip that square by each half-space
-  // (sized from the corners, not from the origin: a square much larger than the domain would
-  // leave its vertices only to round-off of the square's size).
+}
+
+// The bounding box {xmin, xmax, ymin, ymax} of the corners of a bounded polygon: the pairwise
+// intersections of the half-spaces' lines that every half-space keeps. Throws when there is
+// none (an empty domain).
+std::array<double, 4> corners_box(std::vector<HalfSpace> const& half_spaces) {
+  int const n = static_cast<int>(half_spaces.size());
   double xmin = std::numeric_limits<double>::infinity(), xmax = -xmin, ymin = xmin, ymax = -xmin;
   bool feasible_corner = false;
   for (int a = 0; a < n; ++a)
@@ -100,13 +105,24 @@ DomainPolygon domain_polygon(std::vector<HalfSpace> const& half_spaces) {
     msg << "sdot: the domain given by " << n << " boundary half-spaces is empty";
     throw std::invalid_argument(msg.str());
   }
-  double const cx = (xmin + xmax) / 2, cy = (ymin + ymax) / 2;
-  double const half = std::max(xmax - xmin, ymax - ymin) + 1e-12 * (std::abs(cx) + std::abs(cy));
-  std::vector<Point> poly = {{cx - half, cy - half},
-                             {cx + half, cy - half},
-                             {cx + half, cy + half},
-                             {cx - half, cy + half}};
-  std::vector<int> label = {-1, -1, -1, -1};
+  return {xmin, xmax, ymin, ymax};
+}
+
+// A square about `box`, clipped by each half-space in turn: its vertices, and the half-space
+// whose line each edge follows (label[k]: the edge from vertex k; −1, the square's own).
+// Sized from the corners, not from the origin: a square much larger than the domain would
+// leave its vertices only to round-off of the square's size.
+void clip_square(std::array<double, 4> const& box, std::vector<HalfSpace> const& half_spaces,
+                 std::vector<Point>& poly, std::vector<int>& label) {
+  double const cx = (box[0] + box[1]) / 2, cy = (box[2] + box[3]) / 2;
+  double const half =
+      std::max(box[1] - box[0], box[3] - box[2]) + 1e-12 * (std::abs(cx) + std::abs(cy));
+  poly = {{cx - half, cy - half},
+          {cx + half, cy - half},
+          {cx + half, cy + half},
+          {cx - half, cy + half}};
+  label = {-1, -1, -1, -1};
+  int const n = static_cast<int>(half_spaces.size());
   for (int h = 0; h < n && !poly.empty(); ++h) {
     auto const& hs = half_spaces[h];
     auto side = [&](Point const& p) {
@@ -134,39 +150,24 @@ DomainPolygon domain_polygon(std::vector<HalfSpace> const& half_spaces) {
     poly.swap(out);
     label.swap(out_label);
   }
-  // Snap each vertex to the exact intersection of its two edges' lines.
-  DomainPolygon domain;
-  std::size_t m = poly.size();
-  for (std::size_t k = 0; k < m; ++k) {
-    int before = label[(k + m - 1) % m], after = label[k];
-    if (before == after)
-      continue; // a vertex in the middle of an edge (from a redundant clip)
-    Point p = poly[k];
-    if (before >= 0 && after >= 0)
-      line_intersection(half_spaces[before], half_spaces[after], p);
-    domain.vertices.push_back(p);
-    domain.edge_half_space.push_back(after);
-  }
-  // The area relative to the first vertex: exact to round-off of the domain's size wherever it
-  // lies (products of absolute coordinates would lose it far from the origin).
+}
+
+// The area of a polygon, relative to its first vertex: exact to round-off of the polygon's
+// size wherever it lies (products of absolute coordinates would lose it far from the origin).
+double polygon_area(std::vector<Point> const& vertices) {
   double area = 0;
-  std::size_t nv = domain.vertices.size();
+  std::size_t const nv = vertices.size();
   for (std::size_t k = 1; k + 1 < nv; ++k) {
-    auto const& o = domain.vertices[0];
-    auto const& p = domain.vertices[k];
-    auto const& q = domain.vertices[k + 1];
+    auto const& o = vertices[0];
+    auto const& p = vertices[k];
+    auto const& q = vertices[k + 1];
     area += (p[0] - o[0]) * (q[1] - o[1]) - (p[1] - o[1]) * (q[0] - o[0]);
   }
-  area /= 2;
-  bool touches_frame = std::find(domain.edge_half_space.begin(), domain.edge_half_space.end(),
-                                 -1) != domain.edge_half_space.end();
-  if (nv < 3 || !(area > 0) || touches_frame) {
-    std::ostringstream msg;
-    msg << "sdot: the domain given by " << n << " boundary half-spaces is empty (area " << area
-        << ")";
-    throw std::invalid_argument(msg.str());
-  }
-  domain.area = area;
+  return area / 2;
+}
+
+// The domain's bounding box, checked against the widths double precision can compute.
+void set_extent(DomainPolygon& domain) {
   domain.lo = domain.hi = domain.vertices[0];
   for (auto const& p : domain.vertices)
     for (int d = 0; d < 2; ++d) {
@@ -184,6 +185,40 @@ DomainPolygon domain_polygon(std::vector<HalfSpace> const& half_spaces) {
       throw std::invalid_argument(msg.str());
     }
   }
+}
+
+} // namespace
+
+DomainPolygon domain_polygon(std::vector<HalfSpace> const& half_spaces) {
+  check_half_spaces(half_spaces);
+  check_bounded(half_spaces);
+  std::vector<Point> poly;
+  std::vector<int> label;
+  clip_square(corners_box(half_spaces), half_spaces, poly, label);
+  // Snap each vertex to the exact intersection of its two edges' lines.
+  DomainPolygon domain;
+  std::size_t const m = poly.size();
+  for (std::size_t k = 0; k < m; ++k) {
+    int before = label[(k + m - 1) % m], after = label[k];
+    if (before == after)
+      continue; // a vertex in the middle of an edge (from a redundant clip)
+    Point p = poly[k];
+    if (before >= 0 && after >= 0)
+      line_intersection(half_spaces[before], half_spaces[after], p);
+    domain.vertices.push_back(p);
+    domain.edge_half_space.push_back(after);
+  }
+  double const area = polygon_area(domain.vertices);
+  bool const touches_frame = std::find(domain.edge_half_space.begin(), domain.edge_half_space.end(),
+                                       -1) != domain.edge_half_space.end();
+  if (domain.vertices.size() < 3 || !(area > 0) || touches_frame) {
+    std::ostringstream msg;
+    msg << "sdot: the domain given by " << half_spaces.size()
+        << " boundary half-spaces is empty (area " << area << ")";
+    throw std::invalid_argument(msg.str());
+  }
+  domain.area = area;
+  set_extent(domain);
   return domain;
 }
 
