@@ -866,29 +866,13 @@ void reweight_seed_tree(ExecutionSpace const& space, SeedTree<MemorySpace>& tree
   compute_weight_bounds(space, tree);
 }
 
-/// Builds the index of the seeds. `leaf_size`: most seeds in a tree leaf; `block_size`: most
-/// seeds in a finest block (a grid; blocks where the seeds are even are larger);
-/// `grid_occupancy`: seeds per grid cell aimed at.
+/// The seeds' order along a Hilbert curve on a 2^bits × 2^bits grid over their bounding box,
+/// about 4 grid cells per seed (bits ≤ 16): two sort passes up to a million seeds, not three.
+/// Seeds in the same grid cell keep their input order.
 template <class ExecutionSpace, class MemorySpace>
-SeedTree<MemorySpace>
-build_seed_tree(ExecutionSpace const& space, ConstPoints<MemorySpace> positions,
-                Kokkos::View<double const*, MemorySpace> weights, int leaf_size,
-                int block_size = 256, double grid_occupancy = 1.5) {
-  static_assert(Kokkos::SpaceAccessibility<ExecutionSpace, MemorySpace>::accessible,
-                "build_seed_tree: the seeds must be accessible from the execution space");
-  using Policy = Kokkos::RangePolicy<ExecutionSpace>;
-  sdot::compat::ScopedRegion region("sdot::build_seed_tree");
+Kokkos::View<int*, MemorySpace> hilbert_order(ExecutionSpace const& space,
+                                              ConstPoints<MemorySpace> positions) {
   int const n = static_cast<int>(positions.extent(0));
-  SeedTree<MemorySpace> tree;
-  tree.size = n;
-  tree.depth = tree_depth(n, leaf_size);
-  tree.finest_block_level =
-      sdot::compat::min(tree.depth, tree_depth(n, sdot::compat::max(block_size, 1)));
-  tree.ring = ring_offsets<ExecutionSpace, MemorySpace>(space);
-
-  // Hilbert keys on a 2^bits × 2^bits grid over the seeds' bounding box, about 4 grid cells
-  // per seed (bits ≤ 16): two sort passes up to a million seeds, not three. Seeds in the same
-  // cell keep their input order.
   int bits = 1;
   while (bits < 16 && (std::int64_t(1) << (2 * bits)) < 4 * std::int64_t(n))
     ++bits;
@@ -899,29 +883,28 @@ build_seed_tree(ExecutionSpace const& space, ConstPoints<MemorySpace> positions,
   Kokkos::View<std::uint32_t*, MemorySpace> keys(
       Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::tree::hilbert_keys"), n);
   Kokkos::parallel_for(
-      "sdot::tree::hilbert_keys", Policy(space, 0, n), KOKKOS_LAMBDA(int i) {
+      "sdot::tree::hilbert_keys", Kokkos::RangePolicy<ExecutionSpace>(space, 0, n),
+      KOKKOS_LAMBDA(int i) {
         auto ix = static_cast<std::uint32_t>((positions(i, 0) - x0) * scale);
         auto iy = static_cast<std::uint32_t>((positions(i, 1) - y0) * scale);
         keys(i) = hilbert_index(ix, iy, bits);
       });
-  auto hilbert = stable_sort_permutation(
-      space, Kokkos::View<std::uint32_t const*, MemorySpace>(keys), 2 * bits);
-  keys = {};
-  // The seeds in Hilbert order: the one gather with scattered reads.
-  Kokkos::View<Seed*, MemorySpace> along_curve(
-      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::tree::seeds_along_curve"), n);
-  Kokkos::parallel_for(
-      "sdot::tree::gather_along_curve", Policy(space, 0, n), KOKKOS_LAMBDA(int k) {
-        int const i = hilbert(k);
-        along_curve(k) = Seed{positions(i, 0), positions(i, 1), weights(i)};
-      });
+  return stable_sort_permutation(space, Kokkos::View<std::uint32_t const*, MemorySpace>(keys),
+                                 2 * bits);
+}
 
-  // The blocks: the largest nodes whose seeds are spread evenly, numbered along the curve (a
-  // finest block starts one when it is the first of its block's node).
+/// The blocks of `tree` (its finest_block_level set): the largest nodes whose seeds are spread
+/// evenly, numbered along the curve (a finest block starts one when it is the first of its
+/// block's node), each with a grid sized from its bounding box and number of seeds. Sets
+/// tree.finest_block and tree.blocks; returns the number of grid cells of all the blocks.
+template <class ExecutionSpace, class MemorySpace>
+int build_grid_blocks(ExecutionSpace const& space, SeedTree<MemorySpace>& tree,
+                      Kokkos::View<Seed const*, MemorySpace> along_curve, double grid_occupancy) {
+  using Policy = Kokkos::RangePolicy<ExecutionSpace>;
   int const finest = tree.finest_block_level;
   int const nb_parts = 1 << finest;
   Kokkos::View<NodeStats const*, MemorySpace> const finest_stats =
-      level_stats(space, tree, Kokkos::View<Seed const*, MemorySpace>(along_curve), finest);
+      level_stats(space, tree, along_curve, finest);
   auto const part_node =
       choose_blocks(space, finest_stats, sdot::compat::max(finest - max_block_merge, 0), finest);
   tree.finest_block = Kokkos::View<int*, MemorySpace>(
@@ -937,7 +920,6 @@ build_seed_tree(ExecutionSpace const& space, ConstPoints<MemorySpace> positions,
         blocks_before += starts;
       },
       nb_blocks);
-
   // The grid of each block, sized from the block's bounding box and number of seeds.
   tree.blocks = Kokkos::View<GridBlock*, MemorySpace>(
       Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::tree::blocks"), nb_blocks);
@@ -985,9 +967,21 @@ build_seed_tree(ExecutionSpace const& space, ConstPoints<MemorySpace> positions,
           blocks(b).first_span = first_span;
         first_span += blocks(b).ny * blocks(b).spans_per_row();
       });
+  return nb_cells;
+}
 
-  // The seeds by grid cell (cells are numbered block by block, row by row), in their order
-  // along the curve inside a cell: one stable sort of all seeds, whatever the blocks' sizes.
+/// The seeds in their slots: by grid cell (cells are numbered block by block, row by row), in
+/// their order along the curve inside a cell: one stable sort of all seeds, whatever the
+/// blocks' sizes. Sets tree.cell_begin, tree.index and tree.seeds; `hilbert` (input index of
+/// each seed along the curve) is released once read for the last time (the peak memory of the
+/// build is here).
+template <class ExecutionSpace, class MemorySpace>
+void place_seeds_by_cell(ExecutionSpace const& space, SeedTree<MemorySpace>& tree,
+                         Kokkos::View<Seed const*, MemorySpace> along_curve,
+                         Kokkos::View<int*, MemorySpace>& hilbert, int nb_cells) {
+  using Policy = Kokkos::RangePolicy<ExecutionSpace>;
+  int const n = tree.size;
+  auto const blocks = tree.blocks;
   Kokkos::View<std::uint32_t*, MemorySpace> cell_keys(
       Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::tree::cell_keys"), n);
   auto const t0 = tree;
@@ -1034,7 +1028,40 @@ build_seed_tree(ExecutionSpace const& space, ConstPoints<MemorySpace> positions,
   Kokkos::parallel_for(
       "sdot::tree::place_seeds", Policy(space, 0, n),
       KOKKOS_LAMBDA(int slot) { seeds(slot) = along_curve(by_cell(slot)); });
+}
 
+/// Builds the index of the seeds. `leaf_size`: most seeds in a tree leaf; `block_size`: most
+/// seeds in a finest block (a grid; blocks where the seeds are even are larger);
+/// `grid_occupancy`: seeds per grid cell aimed at.
+template <class ExecutionSpace, class MemorySpace>
+SeedTree<MemorySpace>
+build_seed_tree(ExecutionSpace const& space, ConstPoints<MemorySpace> positions,
+                Kokkos::View<double const*, MemorySpace> weights, int leaf_size,
+                int block_size = 256, double grid_occupancy = 1.5) {
+  static_assert(Kokkos::SpaceAccessibility<ExecutionSpace, MemorySpace>::accessible,
+                "build_seed_tree: the seeds must be accessible from the execution space");
+  sdot::compat::ScopedRegion region("sdot::build_seed_tree");
+  int const n = static_cast<int>(positions.extent(0));
+  SeedTree<MemorySpace> tree;
+  tree.size = n;
+  tree.depth = tree_depth(n, leaf_size);
+  tree.finest_block_level =
+      sdot::compat::min(tree.depth, tree_depth(n, sdot::compat::max(block_size, 1)));
+  tree.ring = ring_offsets<ExecutionSpace, MemorySpace>(space);
+  auto hilbert = hilbert_order(space, positions);
+  // The seeds in Hilbert order: the one gather with scattered reads.
+  Kokkos::View<Seed*, MemorySpace> along_curve(
+      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::tree::seeds_along_curve"), n);
+  Kokkos::parallel_for(
+      "sdot::tree::gather_along_curve", Kokkos::RangePolicy<ExecutionSpace>(space, 0, n),
+      KOKKOS_LAMBDA(int k) {
+        int const i = hilbert(k);
+        along_curve(k) = Seed{positions(i, 0), positions(i, 1), weights(i)};
+      });
+  int const nb_cells = build_grid_blocks(
+      space, tree, Kokkos::View<Seed const*, MemorySpace>(along_curve), grid_occupancy);
+  place_seeds_by_cell(space, tree, Kokkos::View<Seed const*, MemorySpace>(along_curve), hilbert,
+                      nb_cells);
   compute_weight_bounds(space, tree);
   return tree;
 }
