@@ -728,9 +728,38 @@ public:
   // member functions; TravellingCells is an implementation detail of PowerDiagram.
 
   void build_boxes_and_trees(std::int64_t first_gid, std::int64_t total) {
+    auto const mine = move_seeds_to_boxes(first_gid, total);
+    int const local = ranks_.local_count();
+    forest_.local_count = local;
+    rank_top_levels_ = rank_top_levels_for(ranks_.size(), total);
+    std::vector<BoxIndex> indexes(local);
+    std::vector<TreeNode> boxes_local(local), top_local;
+    for (int l = 0; l < local; ++l) {
+      int const begin = static_cast<int>(mine.offsets[l]),
+                count = static_cast<int>(mine.offsets[l + 1] - begin);
+      // The cells that leave a box of m uniform seeds at round 0 (about 5 √m: those along its
+      // sides), with room to spare: the decision pass keeps them for packing.
+      kept_slots_ += std::min(count, 64 + 8 * static_cast<int>(std::ceil(std::sqrt(count))));
+      indexes[l] = build_box_index(mine.rows, begin, count);
+      auto const top = tree_top_nodes(indexes[l].tree, count, rank_top_levels_);
+      boxes_local[l] = top[1]; // the root (empty without seeds)
+      top_local.insert(top_local.end(), top.begin(), top.end());
+    }
+    assemble_forest(indexes);
+    // Every rank's box, on every process.
+    auto all_boxes = ranks_.allgather(boxes_local);
+    std::vector<RankTreeNode> rank_tree;
+    build_rank_tree(all_boxes, 0, ranks_.size(), rank_tree);
+    rank_tree_ = to_device("sdot::travel::rank_tree", rank_tree);
+    rank_top_nodes_ = to_device("sdot::travel::rank_top_nodes", ranks_.allgather(top_local));
+  }
+
+  /// The seeds bisected into boxes, one per rank, and moved to the rank of their box: rows of
+  /// x, y, w and global index (the bytes of the seeds that leave this process counted).
+  loom::Distributed<double, memory_space> move_seeds_to_boxes(std::int64_t first_gid,
+                                                              std::int64_t total) {
     int const n = static_cast<int>(positions_.extent(0));
     auto box = bisect_into_boxes(space_, ranks_, positions_, first_gid, total);
-    // Seeds move to the rank of their box: x, y, w, global index.
     Rows rows(Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::travel::seed_rows"), n,
               4);
     auto positions = positions_;
@@ -744,82 +773,82 @@ public:
         });
     auto mine = loom::distribute(space_, ranks_, box, rows);
     int const local = ranks_.local_count(), process = ranks_.process_rank();
-    // Seeds whose box is on another process: their 4 values.
     long moved = 0;
     Kokkos::parallel_reduce(
         "sdot::travel::moved_seeds", Policy(space_, 0, n),
         KOKKOS_LAMBDA(int i, long& c) { c += box(i) / local != process; }, moved);
     bytes_sent_seeds_ = moved * 4 * static_cast<long>(sizeof(double));
+    return mine;
+  }
 
-    // One tree per local rank, stored one after the other.
-    forest_.local_count = local;
-    std::vector<SeedTree<memory_space>> trees(local);
-    std::vector<Kokkos::View<int*, memory_space>> gids(local), sorted_gids(local),
-        slot_of_sorted(local);
-    std::vector<int> depth(local), finest_block_level(local);
-    std::vector<TreeNode> boxes_local(local);
-    rank_top_levels_ = rank_top_levels_for(ranks_.size(), total);
-    std::vector<TreeNode> top_local;
-    for (int l = 0; l < local; ++l) {
-      int const begin = static_cast<int>(mine.offsets[l]),
-                count = static_cast<int>(mine.offsets[l + 1] - begin);
-      // The cells that leave a box of m uniform seeds at round 0 (about 5 √m: those along its
-      // sides), with room to spare: the decision pass keeps them for packing.
-      kept_slots_ += std::min(count, 64 + 8 * static_cast<int>(std::ceil(std::sqrt(count))));
-      Points<memory_space> p(
-          Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::travel::box_positions"),
-          count);
-      Kokkos::View<double*, memory_space> w(
-          Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::travel::box_weights"),
-          count);
-      auto r = mine.rows;
-      Kokkos::parallel_for(
-          "sdot::travel::unpack_seeds", Policy(space_, 0, count), KOKKOS_LAMBDA(int i) {
-            p(i, 0) = r(begin + i, 0);
-            p(i, 1) = r(begin + i, 1);
-            w(i) = r(begin + i, 2);
-          });
-      trees[l] = build_seed_tree(space_, ConstPoints<memory_space>(p),
-                                 Kokkos::View<double const*, memory_space>(w), leaf_size_);
-      // The tree's index is a position in the rank's rows: make it the global index.
-      gids[l] = Kokkos::View<int*, memory_space>(
-          Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::travel::gids"), count);
-      auto g = gids[l];
-      auto index = trees[l].index;
-      Kokkos::parallel_for(
-          "sdot::travel::global_indices", Policy(space_, 0, count),
-          KOKKOS_LAMBDA(int t) { g(t) = static_cast<int>(r(begin + index(t), 3)); });
-      // The rows arrive in increasing global index (by source process, then in its order).
-      sorted_gids[l] = Kokkos::View<int*, memory_space>(
-          Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::travel::sorted_gids"),
-          count);
-      slot_of_sorted[l] = Kokkos::View<int*, memory_space>(
-          Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::travel::slot_of_sorted"),
-          count);
-      auto sg = sorted_gids[l];
-      auto ss = slot_of_sorted[l];
-      Kokkos::parallel_for(
-          "sdot::travel::sorted_gids", Policy(space_, 0, count), KOKKOS_LAMBDA(int t) {
-            sg(index(t)) = static_cast<int>(r(begin + index(t), 3));
-            ss(index(t)) = t;
-          });
-      depth[l] = trees[l].depth;
-      finest_block_level[l] = trees[l].finest_block_level;
-      auto const top = tree_top_nodes(trees[l], count, rank_top_levels_);
-      boxes_local[l] = top[1]; // the root (empty without seeds)
-      top_local.insert(top_local.end(), top.begin(), top.end());
-    }
+  /// One local rank's index: the tree of its seeds, their global indices by tree slot, and
+  /// the global indices in increasing order with their slots.
+  struct BoxIndex {
+    SeedTree<memory_space> tree;
+    Kokkos::View<int*, memory_space> gids, sorted_gids, slot_of_sorted;
+  };
+
+  /// The index of the `count` seeds of rows [begin, begin + count) of `rows` (x, y, w, global
+  /// index; in increasing global index: by source process, then in its order).
+  BoxIndex build_box_index(Rows const& rows, int begin, int count) {
+    Points<memory_space> p(
+        Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::travel::box_positions"),
+        count);
+    Kokkos::View<double*, memory_space> w(
+        Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::travel::box_weights"),
+        count);
+    auto const r = rows;
+    Kokkos::parallel_for(
+        "sdot::travel::unpack_seeds", Policy(space_, 0, count), KOKKOS_LAMBDA(int i) {
+          p(i, 0) = r(begin + i, 0);
+          p(i, 1) = r(begin + i, 1);
+          w(i) = r(begin + i, 2);
+        });
+    BoxIndex box;
+    box.tree = build_seed_tree(space_, ConstPoints<memory_space>(p),
+                               Kokkos::View<double const*, memory_space>(w), leaf_size_);
+    // The tree's index is a position in the rank's rows: make it the global index.
+    box.gids = per_item<int>("sdot::travel::gids", count);
+    box.sorted_gids = per_item<int>("sdot::travel::sorted_gids", count);
+    box.slot_of_sorted = per_item<int>("sdot::travel::slot_of_sorted", count);
+    auto const g = box.gids, sg = box.sorted_gids, ss = box.slot_of_sorted;
+    auto const index = box.tree.index;
+    Kokkos::parallel_for(
+        "sdot::travel::global_indices", Policy(space_, 0, count),
+        KOKKOS_LAMBDA(int t) { g(t) = static_cast<int>(r(begin + index(t), 3)); });
+    Kokkos::parallel_for(
+        "sdot::travel::sorted_gids", Policy(space_, 0, count), KOKKOS_LAMBDA(int t) {
+          sg(index(t)) = static_cast<int>(r(begin + index(t), 3));
+          ss(index(t)) = t;
+        });
+    return box;
+  }
+
+  /// The forest: the local ranks' indexes, each array one after the other.
+  void assemble_forest(std::vector<BoxIndex> const& indexes) {
+    int const local = static_cast<int>(indexes.size());
     auto field = [&](auto member) {
-      using View = std::decay_t<decltype(trees[0].*member)>;
+      using View = std::decay_t<decltype(indexes[0].tree.*member)>;
       std::vector<View> parts(local);
       for (int l = 0; l < local; ++l)
-        parts[l] = trees[l].*member;
+        parts[l] = indexes[l].tree.*member;
       return concatenate(parts);
     };
+    auto index_field = [&](auto member) {
+      std::vector<Kokkos::View<int*, memory_space>> parts(local);
+      for (int l = 0; l < local; ++l)
+        parts[l] = indexes[l].*member;
+      return concatenate(parts);
+    };
+    std::vector<int> depth(local), finest_block_level(local);
+    for (int l = 0; l < local; ++l) {
+      depth[l] = indexes[l].tree.depth;
+      finest_block_level[l] = indexes[l].tree.finest_block_level;
+    }
     forest_.seeds = field(&SeedTree<memory_space>::seeds);
-    forest_.gids = concatenate(gids);
-    forest_.sorted_gids = concatenate(sorted_gids);
-    forest_.slot_of_sorted = concatenate(slot_of_sorted);
+    forest_.gids = index_field(&BoxIndex::gids);
+    forest_.sorted_gids = index_field(&BoxIndex::sorted_gids);
+    forest_.slot_of_sorted = index_field(&BoxIndex::slot_of_sorted);
     forest_.nodes = field(&SeedTree<memory_space>::nodes);
     forest_.blocks = field(&SeedTree<memory_space>::blocks);
     forest_.cell_begin = field(&SeedTree<memory_space>::cell_begin);
@@ -829,13 +858,7 @@ public:
     forest_.depth = to_device("sdot::travel::depth", depth);
     forest_.finest_block = field(&SeedTree<memory_space>::finest_block);
     forest_.finest_block_level = to_device("sdot::travel::finest_block_level", finest_block_level);
-    forest_.ring = local > 0 ? trees[0].ring : Kokkos::View<RingOffset*, memory_space>();
-    // Every rank's box, on every process.
-    auto all_boxes = ranks_.allgather(boxes_local);
-    std::vector<RankTreeNode> rank_tree;
-    build_rank_tree(all_boxes, 0, ranks_.size(), rank_tree);
-    rank_tree_ = to_device("sdot::travel::rank_tree", rank_tree);
-    rank_top_nodes_ = to_device("sdot::travel::rank_top_nodes", ranks_.allgather(top_local));
+    forest_.ring = local > 0 ? indexes[0].tree.ring : Kokkos::View<RingOffset*, memory_space>();
   }
 
   /// The parts one after the other, with their offsets.

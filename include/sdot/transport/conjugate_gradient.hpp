@@ -13,6 +13,8 @@
 
 #include <array>
 #include <cmath>
+#include <string>
+#include <utility>
 
 namespace sdot::detail {
 
@@ -73,6 +75,131 @@ struct ConjugateGradientResult {
   bool converged = false;
 };
 
+/// The vectors and the operations of one conjugate gradient solve (conjugate_gradient()): the
+/// matrix product (with the halo's update), the global dot products, and the vector updates of
+/// an iteration, each a kernel on `space`.
+template <class ExecutionSpace, class Matrix>
+struct ConjugateGradientSteps {
+  using memory_space = typename ExecutionSpace::memory_space;
+  using Vector = Kokkos::View<double*, Kokkos::LayoutLeft, memory_space>;
+  using Policy = Kokkos::RangePolicy<ExecutionSpace>;
+
+  ExecutionSpace space;
+  loom::Ranks ranks;
+  Matrix matrix;
+  loom::Halo<ExecutionSpace> const* halo;
+  int n;
+  Vector r, z, q, inverse_diagonal;
+  Vector p_extended; ///< the direction, then its halo rows
+  decltype(Kokkos::subview(std::declval<Vector>(), std::make_pair(0, 0))) p;
+
+  ConjugateGradientSteps(ExecutionSpace const& space_, loom::Ranks ranks_, Matrix const& matrix_,
+                         loom::Halo<ExecutionSpace> const& halo_, int n_)
+      : space(space_), ranks(std::move(ranks_)), matrix(matrix_), halo(&halo_), n(n_),
+        r(alloc("sdot::cg::r", n_)), z(alloc("sdot::cg::z", n_)), q(alloc("sdot::cg::q", n_)),
+        inverse_diagonal(alloc("sdot::cg::inverse_diagonal", n_)),
+        p_extended(alloc("sdot::cg::p", n_ + halo_.size())),
+        p(Kokkos::subview(p_extended, std::make_pair(0, n_))) {}
+
+  Vector alloc(char const* label, int size) const {
+    return Vector(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, std::string(label)), size);
+  }
+
+  /// q = A p (the halo rows of p fetched first); Kokkos-Kernels on `space`.
+  void multiply_direction() {
+    halo->update(space, p_extended);
+    sdot::compat::kernels_on(
+        space, [&](auto const& s) { KokkosSparse::spmv(s, "N", 1.0, matrix, p_extended, 0.0, q); },
+        [&] { KokkosSparse::spmv("N", 1.0, matrix, p_extended, 0.0, q); });
+  }
+
+  /// This process's part of u·v.
+  template <class U, class V>
+  double dot(U const& u, V const& v) const {
+    double result = 0;
+    sdot::compat::kernels_on(
+        space, [&](auto const& s) { result = KokkosBlas::dot(s, u, v); },
+        [&] { result = KokkosBlas::dot(u, v); });
+    return result;
+  }
+
+  /// x = s g (s = g·b / g·A g, or 0 without `scale_guess` or when g·A g is not positive; g:
+  /// x as given), r = b − A x, z = D⁻¹ r.
+  template <class Diagonal, class Rhs, class Solution>
+  void start(Diagonal const& diagonal, Rhs const& b, Solution const& x, bool scale_guess) {
+    double guess_scale = 0;
+    if (scale_guess) {
+      // q = A g, then s = g·b / g·A g.
+      Kokkos::deep_copy(space, p, x);
+      multiply_direction();
+      auto const sums = ranks.process_sums<2>({dot(p, b), dot(p, q)});
+      if (sums[1] > 0 && std::isfinite(sums[0] / sums[1]))
+        guess_scale = sums[0] / sums[1];
+    }
+    auto const r = this->r, z = this->z, q = this->q, inverse_diagonal = this->inverse_diagonal;
+    Kokkos::parallel_for(
+        "sdot::cg::start", Policy(space, 0, n), KOKKOS_LAMBDA(int i) {
+          if (guess_scale != 0) {
+            x(i) = guess_scale * x(i);
+            r(i) = b(i) - guess_scale * q(i);
+          } else {
+            x(i) = 0;
+            r(i) = b(i);
+          }
+          double const d = diagonal(i);
+          inverse_diagonal(i) = d > 0 ? 1 / d : 1;
+          z(i) = inverse_diagonal(i) * r(i);
+        });
+  }
+
+  /// z = M⁻¹ r, as Π M⁻¹ Π when the preconditioner projects out the constants.
+  template <class Preconditioner>
+  void precondition(Preconditioner const& preconditioner, double global_size) {
+    if (preconditioner.project_constants)
+      remove_mean(space, ranks, r, global_size);
+    preconditioner.apply(space, r, z);
+    if (preconditioner.project_constants)
+      remove_mean(space, ranks, z, global_size);
+  }
+
+  /// x += α p, r −= α q, z = D⁻¹ r: the global sums r·r and r·z.
+  template <class Solution>
+  std::array<double, 2> jacobi_update(double alpha, Solution const& x) {
+    using Update = ConjugateGradientUpdate<Vector, decltype(p), Solution>;
+    typename Update::Sums local{0, 0};
+    Kokkos::parallel_reduce("sdot::cg::update", Policy(space, 0, n),
+                            Update{alpha, p, q, inverse_diagonal, r, z, x}, local);
+    return ranks.process_sums<2>({local.rr, local.rz});
+  }
+
+  /// x += α p, r −= α q: the global sum r·r.
+  template <class Solution>
+  double update(double alpha, Solution const& x) {
+    auto const p = this->p;
+    auto const q = this->q, r = this->r;
+    double rr = 0;
+    Kokkos::parallel_reduce(
+        "sdot::cg::update_preconditioned", Policy(space, 0, n),
+        KOKKOS_LAMBDA(int i, double& s) {
+          x(i) += alpha * p(i);
+          double const ri = r(i) - alpha * q(i);
+          r(i) = ri;
+          s += ri * ri;
+        },
+        rr);
+    return ranks.process_sum(rr);
+  }
+
+  /// p = z + β p.
+  void next_direction(double beta) {
+    auto const p = this->p;
+    auto const z = this->z;
+    Kokkos::parallel_for(
+        "sdot::cg::direction", Policy(space, 0, n),
+        KOKKOS_LAMBDA(int i) { p(i) = z(i) + beta * p(i); });
+  }
+};
+
 /// Collective: solves A x = b by conjugate gradient preconditioned by diag(A)^{-1} (or by
 /// `preconditioner` when given), until |b − A x| ≤ tolerance |b| or `max_iterations`. It starts
 /// from x = 0, or, with `scale_guess`, from s g where g is x as given (a guess of the
@@ -96,72 +223,20 @@ conjugate_gradient(ExecutionSpace const& space, loom::Ranks const& ranks, Matrix
                    loom::Halo<ExecutionSpace> const& halo, Diagonal const& diagonal, Rhs const& b,
                    Solution const& x, double tolerance, int max_iterations,
                    Preconditioner const* preconditioner = nullptr, bool scale_guess = false) {
-  using memory_space = typename ExecutionSpace::memory_space;
-  using Vector = Kokkos::View<double*, Kokkos::LayoutLeft, memory_space>;
-  using Policy = Kokkos::RangePolicy<ExecutionSpace>;
   sdot::compat::ScopedRegion region("sdot::conjugate_gradient");
   int const n = static_cast<int>(b.extent(0));
-  auto alloc = [&](char const* label, int size) {
-    return Vector(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, std::string(label)), size);
-  };
-  Vector r = alloc("sdot::cg::r", n), z = alloc("sdot::cg::z", n), q = alloc("sdot::cg::q", n);
-  Vector inverse_diagonal = alloc("sdot::cg::inverse_diagonal", n);
-  Vector p_extended = alloc("sdot::cg::p", n + halo.size());
-  auto p = Kokkos::subview(p_extended, std::make_pair(0, n));
-  // Kokkos-Kernels on `space` (sdot::compat::kernels_on).
-  auto multiply = [&](auto const& in, auto const& out) {
-    sdot::compat::kernels_on(
-        space, [&](auto const& s) { KokkosSparse::spmv(s, "N", 1.0, matrix, in, 0.0, out); },
-        [&] { KokkosSparse::spmv("N", 1.0, matrix, in, 0.0, out); });
-  };
-  auto dot = [&](auto const& u, auto const& v) {
-    double result = 0;
-    sdot::compat::kernels_on(
-        space, [&](auto const& s) { result = KokkosBlas::dot(s, u, v); },
-        [&] { result = KokkosBlas::dot(u, v); });
-    return result;
-  };
-  double const b_norm = std::sqrt(ranks.process_sum(dot(b, b)));
-  double guess_scale = 0;
-  if (scale_guess) {
-    // q = A g, then s = g·b / g·A g.
-    Kokkos::deep_copy(space, p, x);
-    halo.update(space, p_extended);
-    multiply(p_extended, q);
-    auto const sums = ranks.process_sums<2>({dot(p, b), dot(p, q)});
-    if (sums[1] > 0 && std::isfinite(sums[0] / sums[1]))
-      guess_scale = sums[0] / sums[1];
-  }
-  Kokkos::parallel_for(
-      "sdot::cg::start", Policy(space, 0, n), KOKKOS_LAMBDA(int i) {
-        if (guess_scale != 0) {
-          x(i) = guess_scale * x(i);
-          r(i) = b(i) - guess_scale * q(i);
-        } else {
-          x(i) = 0;
-          r(i) = b(i);
-        }
-        double const d = diagonal(i);
-        inverse_diagonal(i) = d > 0 ? 1 / d : 1;
-        z(i) = inverse_diagonal(i) * r(i);
-      });
+  ConjugateGradientSteps<ExecutionSpace, Matrix> cg(space, ranks, matrix, halo, n);
+  double const b_norm = std::sqrt(ranks.process_sum(cg.dot(b, b)));
+  cg.start(diagonal, b, x, scale_guess);
   bool const project = preconditioner && preconditioner->project_constants;
   double const global_size = project ? ranks.process_sum(double(n)) : 0.0;
-  auto precondition = [&] {
-    if (project)
-      remove_mean(space, ranks, r, global_size);
-    preconditioner->apply(space, r, z);
-    if (project)
-      remove_mean(space, ranks, z, global_size);
-  };
   if (preconditioner)
-    precondition();
-  Kokkos::parallel_for(
-      "sdot::cg::first_direction", Policy(space, 0, n), KOKKOS_LAMBDA(int i) { p(i) = z(i); });
+    cg.precondition(*preconditioner, global_size);
+  Kokkos::deep_copy(space, cg.p, cg.z); // the first direction
   space.fence();
 
   ConjugateGradientResult result;
-  auto const start = ranks.process_sums<2>({dot(r, r), dot(r, z)});
+  auto const start = ranks.process_sums<2>({cg.dot(cg.r, cg.r), cg.dot(cg.r, cg.z)});
   double rz = start[1];
   if (b_norm == 0) {
     result.converged = true;
@@ -173,57 +248,31 @@ conjugate_gradient(ExecutionSpace const& space, loom::Ranks const& ranks, Matrix
     return result;
   }
   while (result.iterations < max_iterations) {
-    halo.update(space, p_extended);
-    multiply(p_extended, q);
-    double const pq = ranks.process_sum(dot(p, q));
+    cg.multiply_direction();
+    double const pq = ranks.process_sum(cg.dot(cg.p, cg.q));
     ++result.iterations;
     if (!(pq > 0))
       break; // p in the kernel (or rounding past it): nothing more to gain
     double const alpha = rz / pq;
     double new_rz = 0;
-    if (!preconditioner) {
-      // x += α p, r −= α q, z = D⁻¹ r, and the partials of r·r and r·z: one pass.
-      using Update = ConjugateGradientUpdate<Vector, decltype(p), Solution>;
-      typename Update::Sums local{0, 0};
-      Kokkos::parallel_reduce("sdot::cg::update", Policy(space, 0, n),
-                              Update{alpha, p, q, inverse_diagonal, r, z, x}, local);
-      std::array<double, 2> partial{local.rr, local.rz};
-      auto const sums = ranks.process_sums<2>(partial);
+    if (!preconditioner) { // one pass: the update, z = D⁻¹ r, r·r and r·z
+      auto const sums = cg.jacobi_update(alpha, x);
       result.relative_residual = std::sqrt(sums[0]) / b_norm;
-      if (result.relative_residual <= tolerance) {
-        result.converged = true;
-        break;
-      }
       new_rz = sums[1];
-    } else {
-      // x += α p, r −= α q and the partial of r·r; then z = M⁻¹ r and r·z.
-      double rr = 0;
-      Kokkos::parallel_reduce(
-          "sdot::cg::update_preconditioned", Policy(space, 0, n),
-          KOKKOS_LAMBDA(int i, double& s) {
-            x(i) += alpha * p(i);
-            double const ri = r(i) - alpha * q(i);
-            r(i) = ri;
-            s += ri * ri;
-          },
-          rr);
-      result.relative_residual = std::sqrt(ranks.process_sum(rr)) / b_norm;
-      if (result.relative_residual <= tolerance) {
-        result.converged = true;
-        break;
-      }
-      precondition();
-      double local_rz = 0;
-      Kokkos::parallel_reduce(
-          "sdot::cg::rz", Policy(space, 0, n),
-          KOKKOS_LAMBDA(int i, double& s) { s += r(i) * z(i); }, local_rz);
-      new_rz = ranks.process_sum(local_rz);
+    } else { // the update and r·r; then z = M⁻¹ r and r·z
+      result.relative_residual = std::sqrt(cg.update(alpha, x)) / b_norm;
+    }
+    if (result.relative_residual <= tolerance) {
+      result.converged = true;
+      break;
+    }
+    if (preconditioner) {
+      cg.precondition(*preconditioner, global_size);
+      new_rz = ranks.process_sum(cg.dot(cg.r, cg.z));
     }
     double const beta = new_rz / rz;
     rz = new_rz;
-    Kokkos::parallel_for(
-        "sdot::cg::direction", Policy(space, 0, n),
-        KOKKOS_LAMBDA(int i) { p(i) = z(i) + beta * p(i); });
+    cg.next_direction(beta);
   }
   return result;
 }
