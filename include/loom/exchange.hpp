@@ -69,6 +69,76 @@ void exchange_copy(ExecSpace const& space, char const* label, Data const& data,
                                                                static_cast<int>(seg_l.size())});
 }
 
+/// The counts first: to each process q, a header (shape ok, capacity, columns) and the counts
+/// [l][m] of local rank l to q's local rank m; returns every process's header for this one.
+/// Every process checks every header, so each throws the same loom::Error on a mismatch.
+template <class Counts>
+std::vector<std::int64_t> exchange_headers(Ranks const& ranks, Counts const& sent_counts,
+                                           bool shape_ok, std::int64_t cap, std::int64_t cols) {
+  int const L = ranks.local_count(), P = ranks.process_count();
+  std::int64_t const block = 3 + std::int64_t(L) * L;
+  std::vector<std::int64_t> head_out(block * P), head_in(block * P);
+  for (int q = 0; q < P; ++q) {
+    std::int64_t* h = &head_out[block * q];
+    h[0] = shape_ok, h[1] = cap, h[2] = cols;
+    for (int l = 0; l < L; ++l)
+      for (int m = 0; m < L; ++m)
+        h[3 + l * L + m] = shape_ok ? sent_counts(l, q * L + m) : 0;
+  }
+  ranks.alltoall_bytes(head_out.data(), head_in.data(), sizeof(std::int64_t) * block);
+  for (int p = 0; p < P; ++p) {
+    std::int64_t const* h = &head_in[block * p];
+    if (!h[0])
+      throw Error("loom::exchange: process " + std::to_string(p) +
+                      " passed data that is not [local_count, size, capacity, cols]",
+                  true);
+    if (h[1] != cap || h[2] != cols)
+      throw Error("loom::exchange: the processes passed different capacities or columns", true);
+  }
+  return head_in;
+}
+
+/// The non-empty segments between this process and the others: sent in the order (process
+/// q, local rank l, q's local rank m), received in the order (process p, p's local rank l,
+/// local rank m); each with its first row in the buffer, its local rank and its other rank,
+/// and the rows per process.
+struct ExchangeSegments {
+  std::vector<std::int64_t> send_first{0}, send_l, send_j, recv_first{0}, recv_l, recv_j;
+  std::vector<std::int64_t> send_n, recv_n;
+};
+
+/// The segments of an exchange from the counts sent and the headers received (which also give
+/// the counts received from other processes, written into `recv_counts`).
+template <class Counts, class RecvCounts>
+ExchangeSegments plan_segments(Ranks const& ranks, Counts const& sent_counts,
+                               std::vector<std::int64_t> const& head_in,
+                               RecvCounts const& recv_counts) {
+  int const L = ranks.local_count(), P = ranks.process_count(), me = ranks.process_rank();
+  std::int64_t const block = 3 + std::int64_t(L) * L;
+  ExchangeSegments seg;
+  seg.send_n.assign(P, 0);
+  seg.recv_n.assign(P, 0);
+  for (int q = 0; q < P; ++q) {
+    if (q == me)
+      continue;
+    for (int l = 0; l < L; ++l)
+      for (int m = 0; m < L; ++m) {
+        std::int64_t const ns = sent_counts(l, q * L + m);
+        if (ns > 0) {
+          seg.send_l.push_back(l), seg.send_j.push_back(q * L + m);
+          seg.send_first.push_back(seg.send_first.back() + ns), seg.send_n[q] += ns;
+        }
+        std::int64_t const nr = head_in[block * q + 3 + l * L + m];
+        recv_counts(m, q * L + l) = static_cast<int>(nr);
+        if (nr > 0) {
+          seg.recv_l.push_back(m), seg.recv_j.push_back(q * L + l);
+          seg.recv_first.push_back(seg.recv_first.back() + nr), seg.recv_n[q] += nr;
+        }
+      }
+  }
+  return seg;
+}
+
 } // namespace detail
 
 /// Sends what loom::route packed: returns data [local_count, size, capacity, cols] and counts
@@ -89,7 +159,7 @@ Routed<T, MemSpace> exchange(ExecSpace const& space, Ranks const& ranks,
                 "loom::exchange: the data must be accessible from the execution space");
   sdot::compat::ScopedRegion region("loom::exchange");
   int const L = ranks.local_count(), S = ranks.size(), P = ranks.process_count();
-  int const me = ranks.process_rank(), first = ranks.first_local();
+  int const first = ranks.first_local();
   std::int64_t const cap = sent.data.extent(2), cols = sent.data.extent(3);
 
   bool const shape_ok =
@@ -123,62 +193,21 @@ Routed<T, MemSpace> exchange(ExecSpace const& space, Ranks const& ranks,
       recv_counts(m, first + l) = shape_ok ? sent_counts(l, first + m) : 0;
 
   if (P > 1) {
-    // Counts first: to each process q, a header (shape ok, capacity, columns) and the
-    // counts [l][m] of local rank l to q's local rank m.
-    std::int64_t const block = 3 + std::int64_t(L) * L;
-    std::vector<std::int64_t> head_out(block * P), head_in(block * P);
-    for (int q = 0; q < P; ++q) {
-      std::int64_t* h = &head_out[block * q];
-      h[0] = shape_ok, h[1] = cap, h[2] = cols;
-      for (int l = 0; l < L; ++l)
-        for (int m = 0; m < L; ++m)
-          h[3 + l * L + m] = shape_ok ? sent_counts(l, q * L + m) : 0;
-    }
-    ranks.alltoall_bytes(head_out.data(), head_in.data(), sizeof(std::int64_t) * block);
-    // Every process sees every header: each finds the same answer.
-    for (int p = 0; p < P; ++p) {
-      std::int64_t const* h = &head_in[block * p];
-      if (!h[0])
-        throw Error("loom::exchange: process " + std::to_string(p) +
-                        " passed data that is not [local_count, size, capacity, cols]",
-                    true);
-      if (h[1] != cap || h[2] != cols)
-        throw Error("loom::exchange: the processes passed different capacities or columns", true);
-    }
-
-    // Segments sent, in the order (process q, local rank l, q's local rank m); received in
-    // the order (process p, p's local rank l, local rank m).
-    std::vector<std::int64_t> send_first{0}, send_l, send_j, recv_first{0}, recv_l, recv_j;
-    std::vector<std::int64_t> send_n(P, 0), recv_n(P, 0);
-    for (int q = 0; q < P; ++q) {
-      if (q == me)
-        continue;
-      for (int l = 0; l < L; ++l)
-        for (int m = 0; m < L; ++m) {
-          std::int64_t const ns = sent_counts(l, q * L + m);
-          if (ns > 0) {
-            send_l.push_back(l), send_j.push_back(q * L + m);
-            send_first.push_back(send_first.back() + ns), send_n[q] += ns;
-          }
-          std::int64_t const nr = head_in[block * q + 3 + l * L + m];
-          recv_counts(m, q * L + l) = static_cast<int>(nr);
-          if (nr > 0) {
-            recv_l.push_back(m), recv_j.push_back(q * L + l);
-            recv_first.push_back(recv_first.back() + nr), recv_n[q] += nr;
-          }
-        }
-    }
+    auto const head_in = detail::exchange_headers(ranks, sent_counts, shape_ok, cap, cols);
+    auto const seg = detail::plan_segments(ranks, sent_counts, head_in, recv_counts);
     using Buffer = Kokkos::View<T**, Kokkos::LayoutRight, MemSpace>;
     using Index = Kokkos::View<std::int64_t*, MemSpace>;
     Buffer send_buf(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "loom::exchange::send"),
-                    send_first.back(), cols);
+                    seg.send_first.back(), cols);
     Buffer recv_buf(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "loom::exchange::recv"),
-                    recv_first.back(), cols);
+                    seg.recv_first.back(), cols);
     detail::exchange_copy<ExecSpace, decltype(sent.data), Buffer, Index, true>(
-        space, "loom::exchange::pack", sent.data, send_buf, send_first, send_l, send_j);
-    detail::alltoallv_views(space, ranks, send_buf, send_n, recv_buf, recv_n, sizeof(T) * cols);
+        space, "loom::exchange::pack", sent.data, send_buf, seg.send_first, seg.send_l, seg.send_j);
+    detail::alltoallv_views(space, ranks, send_buf, seg.send_n, recv_buf, seg.recv_n,
+                            sizeof(T) * cols);
     detail::exchange_copy<ExecSpace, decltype(recv.data), Buffer, Index, false>(
-        space, "loom::exchange::unpack", recv.data, recv_buf, recv_first, recv_l, recv_j);
+        space, "loom::exchange::unpack", recv.data, recv_buf, seg.recv_first, seg.recv_l,
+        seg.recv_j);
   }
   Kokkos::deep_copy(space, recv.counts, recv_counts);
   space.fence(); // recv_counts (a host mirror) may go away once we return

@@ -111,6 +111,9 @@ struct PowerDiagramStatistics {
   int inbox_capacity = 0;
   int warm_cells = 0;  ///< warm_start: cells kept from their earlier neighbours' clipping
   int warm_rounds = 0; ///< warm_start: certifications that sent cells to the search
+  /// The spatial index (one rank), or the boxes and their indexes (several), kept from the
+  /// computation before (set_weights()): only the weights and their bounds were updated.
+  bool index_kept = false;
   std::map<std::string, double> seconds; ///< per phase, and "total"
 };
 
@@ -238,9 +241,9 @@ public:
   /// New weights for the same seeds (whole input; one per seed; the positions' values must be
   /// those given to the constructor). The next computation gives
   /// what a new PowerDiagram would (bit for bit; to round-off with options().warm_start, which
-  /// starts from this computation's neighbours), and with one box keeps the spatial index (its
-  /// order and grids depend on the positions only: the weight bounds are updated, ~10 % of a
-  /// diagram).
+  /// starts from this computation's neighbours), and keeps the spatial index (its order and
+  /// grids depend on the positions only: the weight bounds are updated, ~10 % of a diagram);
+  /// with several boxes, the boxes and their indexes (statistics().index_kept).
   /// @throws std::invalid_argument for a size mismatch or a non-finite weight (its index);
   /// nothing changes then
   template <class I = Input, class = std::enable_if_t<std::is_same<I, WholeInput>::value>>
@@ -250,8 +253,9 @@ public:
   }
 
   /// Spread input: new weights for the same seeds (collective; this process's block in
-  /// `weights.value()`), as set_weights() for whole input. With one rank (one process of one
-  /// box) the spatial index and, with options().warm_start, the neighbours are kept.
+  /// `weights.value()`), as set_weights() for whole input: the spatial index, or the boxes and
+  /// their indexes, are kept; with one rank (one process of one box) and options().warm_start,
+  /// the neighbours too.
   /// @throws std::invalid_argument (on every process) for a size mismatch or a non-finite
   /// weight on any process (its global index); nothing changes then
   template <class W, class I = Input, class = std::enable_if_t<std::is_same<I, SpreadInput>::value>>
@@ -304,7 +308,8 @@ private:
   /// The weights of the next computation: what depends on the positions only is kept.
   void replace_weights(scalars_type weights) {
     weights_ = weights;
-    travelling_.reset(); // its ranks' trees hold the weights
+    if (travelling_) // the boxes and indexes depend on the positions only
+      travelling_->set_weights(weights_);
     outputs_ = {};
     kept_ = {};
     kept_polygons_ = {};
@@ -502,6 +507,7 @@ template <class ExecutionSpace, class Input>
 void PowerDiagram<ExecutionSpace, Input>::compute_one_box() {
   detail::PhaseClock phases(statistics_.seconds, options_.phase_ended);
   int const n = size();
+  statistics_.index_kept = tree_built_;
   // A new index, new weights in the index built, or (a recomputation) the index as it is.
   if (!tree_built_)
     tree_ = detail::build_seed_tree(space_, ConstPoints<memory_space>(positions_),
@@ -573,6 +579,7 @@ void PowerDiagram<ExecutionSpace, Input>::compute_travelling() {
   bool const keep = options_.keep_polygons || options_.same_bits;
   auto out = travelling_->run(phases, keep, options_.abandon_below);
   statistics_.abandoned = travelling_->abandoned();
+  statistics_.index_kept = travelling_->boxes_kept();
   if (keep && !statistics_.abandoned)
     kept_polygons_ = {out.polygon_offsets, out.polygon_vertices, out.polygon_labels};
   outputs_.measures = out.measures;

@@ -10,6 +10,7 @@
 #include <benchmark/benchmark.h>
 #include <mpi.h>
 
+#include <cmath>
 #include <cstdint>
 #include <random>
 #include <string>
@@ -134,6 +135,53 @@ void BM_BoxesOnOneDevice(benchmark::State& state, std::string const& kind) {
   state.counters["ns_per_cell"] = 1e9 * total / state.iterations() / n;
 }
 
+// A recomputation at new weights (set_weights(), which keeps the boxes and their indexes)
+// against a new diagram of the same weights, timed in the same iteration: range(0) seeds,
+// range(1) boxes in one process. The weights alternate between the cloud's and the cloud's
+// moved by 10 % (0.1 w sin(7x + 3y)).
+void BM_NewWeightsOnBoxes(benchmark::State& state, std::string const& kind) {
+  int processes = 1;
+  MPI_Comm_size(MPI_COMM_WORLD, &processes);
+  if (processes > 1) {
+    state.SkipWithError("boxes on one device: run with one process");
+    return;
+  }
+  int const n = static_cast<int>(state.range(0));
+  auto const cloud = make_cloud(kind, n);
+  auto moved = cloud;
+  for (int i = 0; i < n; ++i)
+    moved.w[i] *= 1 + 0.1 * std::sin(7 * cloud.x[i][0] + 3 * cloud.x[i][1]);
+  auto const x = sdot_test::positions_view(cloud);
+  Kokkos::View<double*> const weights[2] = {sdot_test::weights_view(cloud),
+                                            sdot_test::weights_view(moved)};
+  sdot::PowerDiagramOptions options;
+  options.nb_boxes = static_cast<int>(state.range(1));
+  auto const domain = sdot::box_half_spaces({0, 0}, {1, 1});
+  sdot::PowerDiagram pd(x, weights[0], domain, options);
+  pd.measures();
+  double recomputed = 0, fresh = 0;
+  int k = 0;
+  for (auto _ : state) {
+    auto const& w = weights[++k % 2];
+    Kokkos::Timer timer;
+    pd.set_weights(w);
+    pd.measures();
+    Kokkos::fence();
+    double const t = timer.seconds();
+    state.SetIterationTime(t);
+    recomputed += t;
+    timer.reset();
+    sdot::PowerDiagram other(x, w, domain, options);
+    other.measures();
+    Kokkos::fence();
+    fresh += timer.seconds();
+    report(state, pd, n);
+  }
+  state.counters["ns_per_cell"] = 1e9 * recomputed / state.iterations() / n;
+  state.counters["new_diagram_ns_per_cell"] = 1e9 * fresh / state.iterations() / n;
+  state.counters["ratio_to_new_diagram"] = recomputed / fresh;
+}
+
 // Uniform 1e6 up to 1024 boxes; every cloud kind at 1e5 up to 64 boxes; 1000 collinear seeds
 // at 257 boxes (a cell per box, each long and thin).
 int const registered = [] {
@@ -148,6 +196,13 @@ int const registered = [] {
   for (char const* kind : {"uniform", "clustered", "corner", "band", "line"})
     add(kind)->ArgsProduct({{100000}, {1, 8, 64}});
   add("line")->Args({1000, 1})->Args({1000, 257});
+  for (char const* kind : {"uniform", "clustered"})
+    benchmark::RegisterBenchmark((std::string("BM_NewWeightsOnBoxes/") + kind).c_str(),
+                                 BM_NewWeightsOnBoxes, kind)
+        ->ArgsProduct({{100000, 1000000}, {1, 2, 8, 64}})
+        ->Iterations(4)
+        ->UseManualTime()
+        ->Unit(benchmark::kMillisecond);
   return 0;
 }();
 

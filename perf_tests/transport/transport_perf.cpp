@@ -9,9 +9,11 @@
 //   --cg-tol X: the tightest forcing term (cg_tol)
 //   --jacobi: the Jacobi preconditioner instead of the multilevel aggregation;
 //   --aggregate-size K, --sweeps S, --omega W, --coarse-scale A, --coarsest-size M,
-//   --cycle C (1: V-cycle, 2: W-cycle): its settings
+//   --cycle C (1: V-cycle, 2: W-cycle): its settings;
+//   --nb-boxes K: the diagrams computed by K boxes (travelling cells) in this process
 //
-// One JSON line per case on stdout. Not a pass/fail test: docs/transport.md gives the current figures.
+// One JSON line per case on stdout. Not a pass/fail test: docs/transport.md gives the current
+// figures.
 #include <bench_clouds.hpp>
 
 #include <sdot/optimal_transport.hpp>
@@ -34,7 +36,8 @@ double median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
-void run(std::string const& kind, int n, bool verbose, sdot::OptimalTransportOptions options) {
+void run(std::string const& kind, int n, bool verbose, sdot::OptimalTransportOptions options,
+         sdot::PowerDiagramOptions diagram_options) {
   auto cloud = sdot_bench::make_cloud(kind, n);
   for (auto& w : cloud.w)
     w = 0;
@@ -74,7 +77,7 @@ void run(std::string const& kind, int n, bool verbose, sdot::OptimalTransportOpt
                    p.newton_iteration, p.max_error, p.step, p.halvings, p.cg_iterations, p.cg_tol,
                    p.seconds);
     };
-  sdot::OptimalTransport<> ot(positions, targets, domain, {}, options);
+  sdot::OptimalTransport<> ot(positions, targets, domain, diagram_options, options);
   Kokkos::Timer timer;
   auto result = ot.solve();
   Kokkos::fence();
@@ -114,6 +117,7 @@ int main(int argc, char* argv[]) {
     Kokkos::ScopeGuard kokkos(argc, argv);
     bool verbose = false;
     sdot::OptimalTransportOptions options;
+    sdot::PowerDiagramOptions diagram_options;
     std::vector<int> sizes;
     std::vector<std::string> kinds{"uniform", "clustered"};
     for (int a = 1; a < argc; ++a) {
@@ -140,6 +144,8 @@ int main(int argc, char* argv[]) {
         options.aggregation.cycle = std::stoi(argv[++a]);
       else if (arg == "--coarsest-size" && a + 1 < argc)
         options.aggregation.coarsest_size = std::stoi(argv[++a]);
+      else if (arg == "--nb-boxes" && a + 1 < argc)
+        diagram_options.nb_boxes = std::stoi(argv[++a]);
       else if (arg == "--cloud" && a + 1 < argc)
         kinds = {argv[++a]};
       else
@@ -149,7 +155,7 @@ int main(int argc, char* argv[]) {
       sizes = {10000, 100000};
     for (int n : sizes)
       for (auto const& kind : kinds)
-        run(kind, n, verbose, options);
+        run(kind, n, verbose, options, diagram_options);
   }
 #ifdef LOOM_ENABLE_MPI
   MPI_Finalize();

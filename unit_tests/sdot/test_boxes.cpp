@@ -10,8 +10,10 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <numeric>
+#include <string>
 #include <tuple>
 
 using namespace sdot_test;
@@ -535,6 +537,87 @@ TEST(Boxes, SameBitsWithWarmStart) {
   EXPECT_GT(pd.statistics().warm_cells, 0);
   for (std::size_t i = 0; i < m.size(); ++i)
     ASSERT_EQ(m[i], target.measures[i]) << "seed " << i;
+}
+
+namespace {
+
+/// Measures, centroids and polygons of a diagram, on the host.
+DiagramBits diagram_outputs(sdot::PowerDiagram<>& pd) {
+  DiagramBits bits;
+  bits.measures = to_vector(pd.measures());
+  auto const centroids = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), pd.centroids());
+  auto const polygons = pd.cell_polygons();
+  auto const offsets = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), polygons.offsets);
+  auto const vertices = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), polygons.vertices);
+  auto const labels =
+      Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), polygons.edge_sources);
+  for (std::size_t i = 0; i < centroids.extent(0); ++i)
+    bits.centroids.insert(bits.centroids.end(), {centroids(i, 0), centroids(i, 1)});
+  bits.offsets.assign(offsets.data(), offsets.data() + offsets.extent(0));
+  for (std::size_t k = 0; k < vertices.extent(0); ++k)
+    bits.vertices.insert(bits.vertices.end(), {vertices(k, 0), vertices(k, 1)});
+  bits.labels.assign(labels.data(), labels.data() + labels.extent(0));
+  return bits;
+}
+
+void expect_same_outputs(DiagramBits const& a, DiagramBits const& b) {
+  ASSERT_EQ(a.measures, b.measures);
+  ASSERT_EQ(a.centroids, b.centroids);
+  ASSERT_EQ(a.offsets, b.offsets);
+  ASSERT_EQ(a.vertices, b.vertices);
+  ASSERT_EQ(a.labels, b.labels);
+}
+
+/// set_weights() keeps the boxes and their indexes: at each box count, the diagram of the
+/// second weights, then of the first again, gives the bits of a new diagram of them, with and
+/// without kept polygons.
+void expect_new_weights_as_a_new_diagram(Cloud const& first, std::vector<double> const& second,
+                                         std::vector<sdot::HalfSpace> const& hs = unit_square()) {
+  Cloud other = first;
+  other.w = second;
+  for (bool keep : {false, true})
+    for (int k : {1, 2, 3, 8, 64}) {
+      SCOPED_TRACE(std::to_string(k) + " boxes, keep_polygons " + std::to_string(keep));
+      sdot::PowerDiagramOptions options;
+      options.nb_boxes = k;
+      options.keep_polygons = keep;
+      sdot::PowerDiagram<> pd(positions_view(first), weights_view(first), hs, options);
+      auto const at_first = diagram_outputs(pd);
+      EXPECT_FALSE(pd.statistics().index_kept);
+      pd.set_weights(weights_view(other));
+      sdot::PowerDiagram<> fresh(positions_view(other), weights_view(other), hs, options);
+      expect_same_outputs(diagram_outputs(pd), diagram_outputs(fresh));
+      EXPECT_TRUE(pd.statistics().index_kept);
+      EXPECT_EQ(pd.statistics().rounds, fresh.statistics().rounds);
+      EXPECT_EQ(pd.statistics().travelled_cells, fresh.statistics().travelled_cells);
+      pd.set_weights(weights_view(first));
+      expect_same_outputs(diagram_outputs(pd), at_first);
+    }
+}
+
+} // namespace
+
+TEST(Boxes, NewWeightsKeepTheBoxesAndGiveWhatANewDiagramGives) {
+  // From small weights to weights that move the cells far from their seeds, and back.
+  auto const displaced = displaced_cells_cloud(1500, 61);
+  auto small = displaced;
+  for (std::size_t i = 0; i < small.w.size(); ++i)
+    small.w[i] = 1e-4 * std::sin(double(i));
+  expect_new_weights_as_a_new_diagram(small, displaced.w);
+  // A cloud in one corner; then one cell holding much of the domain, some negative weights.
+  auto const corner = partial_cloud("corner", 1200, 62);
+  auto w = corner.w;
+  w[5] = 0.3;
+  for (std::size_t i = 0; i < w.size(); i += 7)
+    w[i] = -0.01;
+  expect_new_weights_as_a_new_diagram(corner, w);
+  // Duplicates, seeds outside the domain, 0, 1 and 2 seeds: from zero weights to theirs.
+  for (auto const& rc : reference_cases()) {
+    SCOPED_TRACE(rc.name);
+    auto zero = rc.cloud;
+    std::fill(zero.w.begin(), zero.w.end(), 0.0);
+    expect_new_weights_as_a_new_diagram(zero, rc.cloud.w, rc.domain);
+  }
 }
 
 TEST(Boxes, SameBitsForEveryReferenceCase) {

@@ -148,7 +148,7 @@ TEST(SpreadMpi, BadSeedOnOneProcessIsReportedEverywhere) {
 
 TEST(SpreadMpi, NewWeightsGiveWhatANewDiagramGives) {
   // set_weights() on spread input (one box: the index and, with warm_start, the neighbours are
-  // kept; several ranks: the boxes are built again): the measures and kept polygons of a new
+  // kept; several ranks: the boxes and their indexes): the measures and kept polygons of a new
   // diagram, bit for bit (warm_start: to round-off); a bad weight on one process is refused on
   // every process, naming its global index, and changes nothing.
   auto const c = clustered_cloud(1500, 47);
@@ -176,14 +176,24 @@ TEST(SpreadMpi, NewWeightsGiveWhatANewDiagramGives) {
       auto const a = to_vector(reused.measures().value());
       auto const b = to_vector(fresh.measures().value());
       ASSERT_EQ(a.size(), count);
+      EXPECT_TRUE(reused.statistics().index_kept);
+      EXPECT_FALSE(fresh.statistics().index_kept);
       for (std::size_t i = 0; i < a.size(); ++i)
         if (warm)
           ASSERT_NEAR(a[i], b[i], 1e-14) << "seed " << first[rank] + i;
         else
           ASSERT_EQ(a[i], b[i]) << "seed " << first[rank] + i;
-      if (!warm)
+      if (!warm) {
         EXPECT_EQ(to_vector(reused.cell_polygons().edge_sources),
                   to_vector(fresh.cell_polygons().edge_sources));
+        auto const va = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(),
+                                                            reused.cell_polygons().vertices);
+        auto const vb = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(),
+                                                            fresh.cell_polygons().vertices);
+        ASSERT_EQ(va.extent(0), vb.extent(0));
+        for (std::size_t k = 0; k < va.extent(0); ++k)
+          ASSERT_TRUE(va(k, 0) == vb(k, 0) && va(k, 1) == vb(k, 1)) << "vertex " << k;
+      }
       Cloud bad = mine_d;
       bool const holds_bad = first[rank] <= 1234 && 1234 < first[rank + 1];
       if (holds_bad)

@@ -686,6 +686,9 @@ public:
 
     if (!forest_.seeds.all.extent(0) && forest_.local_count == 0)
       build_boxes_and_trees(first_gid, total);
+    else if (reweight_)
+      reweight_boxes_and_trees();
+    reweight_ = false;
     space_.fence();
     phases.end("boxes");
 
@@ -717,6 +720,16 @@ public:
     return out;
   }
 
+  /// New weights for the same seeds (this process's, in its input order): the next run keeps
+  /// the boxes, which depend on the positions only, and their indexes, whose weight bounds it
+  /// computes again. Its results are those of a new TravellingCells, bit for bit.
+  void set_weights(Kokkos::View<double const*, memory_space> weights) {
+    weights_ = weights;
+    reweight_ = true;
+  }
+  /// Whether the last run kept the boxes and indexes of the one before (set_weights()).
+  bool boxes_kept() const { return boxes_kept_; }
+
   TravelStatistics<memory_space> const& statistics() const { return statistics_; }
   loom::Capacity const& msg_capacity() const { return msg_capacity_; }
   /// The room per seed for kept vertices, grown to what a round needed.
@@ -732,21 +745,59 @@ public:
     int const local = ranks_.local_count();
     forest_.local_count = local;
     rank_top_levels_ = rank_top_levels_for(ranks_.size(), total);
-    std::vector<BoxIndex> indexes(local);
-    std::vector<TreeNode> boxes_local(local), top_local;
+    boxes_.assign(local, BoxIndex{});
+    box_rows_ = mine.offsets;
     for (int l = 0; l < local; ++l) {
       int const begin = static_cast<int>(mine.offsets[l]),
                 count = static_cast<int>(mine.offsets[l + 1] - begin);
       // The cells that leave a box of m uniform seeds at round 0 (about 5 √m: those along its
       // sides), with room to spare: the decision pass keeps them for packing.
       kept_slots_ += std::min(count, 64 + 8 * static_cast<int>(std::ceil(std::sqrt(count))));
-      indexes[l] = build_box_index(mine.rows, begin, count);
-      auto const top = tree_top_nodes(indexes[l].tree, count, rank_top_levels_);
+      boxes_[l] = build_box_index(mine.rows, begin, count);
+    }
+    assemble_forest(boxes_);
+    build_rank_trees();
+    boxes_kept_ = false;
+  }
+
+  /// The weights of set_weights() moved to the boxes as the seeds were (the same destinations,
+  /// so the same order), and each box's index given them.
+  void reweight_boxes_and_trees() {
+    int const n = static_cast<int>(positions_.extent(0));
+    Rows rows(Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::travel::weight_rows"),
+              n, 1);
+    auto const weights = weights_;
+    Kokkos::parallel_for(
+        "sdot::travel::pack_weights", Policy(space_, 0, n),
+        KOKKOS_LAMBDA(int i) { rows(i, 0) = weights(i); });
+    auto const mine = loom::distribute(space_, ranks_, box_of_seed_, rows);
+    bytes_sent_seeds_ = moved_seeds_ * static_cast<long>(sizeof(double));
+    for (int l = 0; l < ranks_.local_count(); ++l) {
+      int const begin = static_cast<int>(box_rows_[l]),
+                count = static_cast<int>(box_rows_[l + 1] - begin);
+      Kokkos::View<double*, memory_space> w(
+          Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::travel::box_weights"),
+          count);
+      auto const r = mine.rows;
+      Kokkos::parallel_for(
+          "sdot::travel::unpack_weights", Policy(space_, 0, count),
+          KOKKOS_LAMBDA(int i) { w(i) = r(begin + i, 0); });
+      reweight_seed_tree(space_, boxes_[l].tree, Kokkos::View<double const*, memory_space>(w));
+    }
+    build_rank_trees();
+    boxes_kept_ = true;
+  }
+
+  /// The tree over the ranks' boxes and the top nodes of every rank's index (their bounds
+  /// depend on the weights), on every process.
+  void build_rank_trees() {
+    int const local = ranks_.local_count();
+    std::vector<TreeNode> boxes_local(local), top_local;
+    for (int l = 0; l < local; ++l) {
+      auto const top = tree_top_nodes(boxes_[l].tree, boxes_[l].tree.size, rank_top_levels_);
       boxes_local[l] = top[1]; // the root (empty without seeds)
       top_local.insert(top_local.end(), top.begin(), top.end());
     }
-    assemble_forest(indexes);
-    // Every rank's box, on every process.
     auto all_boxes = ranks_.allgather(boxes_local);
     std::vector<RankTreeNode> rank_tree;
     build_rank_tree(all_boxes, 0, ranks_.size(), rank_tree);
@@ -759,7 +810,8 @@ public:
   loom::Distributed<double, memory_space> move_seeds_to_boxes(std::int64_t first_gid,
                                                               std::int64_t total) {
     int const n = static_cast<int>(positions_.extent(0));
-    auto box = bisect_into_boxes(space_, ranks_, positions_, first_gid, total);
+    auto const box = bisect_into_boxes(space_, ranks_, positions_, first_gid, total);
+    box_of_seed_ = box;
     Rows rows(Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::travel::seed_rows"), n,
               4);
     auto positions = positions_;
@@ -777,6 +829,7 @@ public:
     Kokkos::parallel_reduce(
         "sdot::travel::moved_seeds", Policy(space_, 0, n),
         KOKKOS_LAMBDA(int i, long& c) { c += box(i) / local != process; }, moved);
+    moved_seeds_ = moved;
     bytes_sent_seeds_ = moved * 4 * static_cast<long>(sizeof(double));
     return mine;
   }
@@ -824,8 +877,10 @@ public:
     return box;
   }
 
-  /// The forest: the local ranks' indexes, each array one after the other.
-  void assemble_forest(std::vector<BoxIndex> const& indexes) {
+  /// The forest: the local ranks' indexes, each array one after the other. Each index's tree
+  /// then views its part of the forest (a reweight writes there), and keeps its own input
+  /// indices (its box's rows); its global indices live in the forest only.
+  void assemble_forest(std::vector<BoxIndex>& indexes) {
     int const local = static_cast<int>(indexes.size());
     auto field = [&](auto member) {
       using View = std::decay_t<decltype(indexes[0].tree.*member)>;
@@ -859,6 +914,25 @@ public:
     forest_.finest_block = field(&SeedTree<memory_space>::finest_block);
     forest_.finest_block_level = to_device("sdot::travel::finest_block_level", finest_block_level);
     forest_.ring = local > 0 ? indexes[0].tree.ring : Kokkos::View<RingOffset*, memory_space>();
+    auto view_forest = [&](auto member, auto const& concatenated) {
+      std::size_t first = 0;
+      for (int l = 0; l < local; ++l) {
+        auto& part = indexes[l].tree.*member;
+        std::size_t const count = part.extent(0);
+        part = Kokkos::subview(concatenated.all, Kokkos::make_pair(first, first + count));
+        first += count;
+      }
+    };
+    view_forest(&SeedTree<memory_space>::seeds, forest_.seeds);
+    view_forest(&SeedTree<memory_space>::nodes, forest_.nodes);
+    view_forest(&SeedTree<memory_space>::blocks, forest_.blocks);
+    view_forest(&SeedTree<memory_space>::cell_begin, forest_.cell_begin);
+    view_forest(&SeedTree<memory_space>::row_wmax, forest_.row_wmax);
+    view_forest(&SeedTree<memory_space>::quads, forest_.quads);
+    view_forest(&SeedTree<memory_space>::quad_first, forest_.quad_first);
+    view_forest(&SeedTree<memory_space>::finest_block, forest_.finest_block);
+    for (auto& index : indexes)
+      index.gids = index.sorted_gids = index.slot_of_sorted = {};
   }
 
   /// The parts one after the other, with their offsets.
@@ -1317,42 +1391,80 @@ public:
   /// polygons, their vertices follow as rows of their own, in the order of the cells).
   DistributedOutputs<memory_space> send_results_home(Rows const& results, std::int64_t first_gid,
                                                      int n) {
+    HomeRanks const home = home_ranks(results);
+    LeavingResults const leaving = pack_leaving_results(results, home);
+    Rows const received = loom::distribute(space_, ranks_, leaving.dest, leaving.rows).rows;
+    // The vertices arrive in the order of their cells (loom::distribute keeps the order).
+    Rows received_vertices;
+    if (with_polygons_) {
+      received_vertices =
+          loom::distribute(space_, ranks_, leaving.vertex_dest, leaving.vertices).rows;
+      number_received_vertices(received);
+    }
+    return scatter_results(results, home.dest, received, received_vertices, first_gid, n);
+  }
+
+  /// Where each result row goes: −1 when its seed is this process's, else the first local
+  /// rank of the process that holds it; and how many rows and vertices leave.
+  struct HomeRanks {
+    Kokkos::View<int*, memory_space> dest;
+    int leaving = 0, leaving_vertices = 0;
+  };
+
+  HomeRanks home_ranks(Rows const& results) {
     int const count = static_cast<int>(results.extent(0));
     auto process_first = to_device("sdot::travel::process_first", seed_blocks_.offsets());
     int const processes = ranks_.process_count(), local = ranks_.local_count();
     int const process = ranks_.process_rank();
-    Kokkos::View<int*, memory_space> dest(
+    HomeRanks home;
+    home.dest = Kokkos::View<int*, memory_space>(
         Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::travel::home"), count);
+    auto const dest = home.dest;
     bool const polygons = with_polygons_;
-    int leaving = 0, leaving_vertices = 0; // of the results that go to another process
     Kokkos::parallel_reduce(
         "sdot::travel::home_rank", Policy(space_, 0, count),
         KOKKOS_LAMBDA(int i, int& c, int& v) {
           auto const gid = static_cast<std::int64_t>(results(i, result_gid));
-          int const home = loom::detail::segment_of(process_first, processes, gid);
-          dest(i) = home == process ? -1 : home * local; // -1: written here
+          int const home_process = loom::detail::segment_of(process_first, processes, gid);
+          dest(i) = home_process == process ? -1 : home_process * local; // -1: written here
           if (dest(i) >= 0) {
             ++c;
             v += polygons ? static_cast<int>(results(i, result_nb_vertices)) : 0;
           }
         },
-        leaving, leaving_vertices);
+        home.leaving, home.leaving_vertices);
+    return home;
+  }
 
-    // The rows that leave, and their vertices (x, y, edge label) as rows of three.
+  /// The result rows that leave this process, and their vertices (x, y, edge label) as rows
+  /// of three, each with its destination (the bytes counted).
+  struct LeavingResults {
+    Rows rows, vertices;
+    Kokkos::View<int*, memory_space> dest, vertex_dest;
+  };
+
+  LeavingResults pack_leaving_results(Rows const& results, HomeRanks const& home) {
+    int const count = static_cast<int>(results.extent(0));
+    auto const dest = home.dest;
     auto const leavers = items_where(
         space_, "sdot::travel::leaving_results", count,
-        KOKKOS_LAMBDA(int i) { return dest(i) >= 0; }, leaving);
+        KOKKOS_LAMBDA(int i) { return dest(i) >= 0; }, home.leaving);
     int const width = result_width();
-    Rows sent(Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::travel::sent_results"),
-              leaving, width);
-    auto sent_dest = per_item<int>("sdot::travel::sent_home", leaving);
-    Rows sent_vertices(
-        Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::travel::sent_vertices"),
-        leaving_vertices, 3);
-    auto vertex_dest = per_item<int>("sdot::travel::sent_vertices_home", leaving_vertices);
+    LeavingResults out;
+    out.rows =
+        Rows(Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::travel::sent_results"),
+             home.leaving, width);
+    out.dest = per_item<int>("sdot::travel::sent_home", home.leaving);
+    out.vertices =
+        Rows(Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::travel::sent_vertices"),
+             home.leaving_vertices, 3);
+    out.vertex_dest = per_item<int>("sdot::travel::sent_vertices_home", home.leaving_vertices);
+    auto const sent = out.rows, sent_vertices = out.vertices;
+    auto const sent_dest = out.dest, vertex_dest = out.vertex_dest;
     auto const heap = vertex_heap_.values;
+    bool const polygons = with_polygons_;
     Kokkos::parallel_scan(
-        "sdot::travel::pack_results", Policy(space_, 0, leaving),
+        "sdot::travel::pack_results", Policy(space_, 0, home.leaving),
         KOKKOS_LAMBDA(int k, int& vertex, bool final) {
           int const i = leavers(k);
           int const nv = polygons ? static_cast<int>(results(i, result_nb_vertices)) : 0;
@@ -1370,24 +1482,30 @@ public:
           vertex += nv;
         });
     statistics_.bytes_sent +=
-        (static_cast<long>(leaving) * width + 3L * leaving_vertices) * sizeof(double) +
-        static_cast<long>(leaving) * sizeof(std::int64_t);
-    Rows const received = loom::distribute(space_, ranks_, sent_dest, sent).rows;
-    // The vertices arrive in the order of their cells (loom::distribute keeps the order).
-    Rows received_vertices;
-    if (polygons) {
-      received_vertices = loom::distribute(space_, ranks_, vertex_dest, sent_vertices).rows;
-      Kokkos::parallel_scan(
-          "sdot::travel::received_vertex_offsets",
-          Policy(space_, 0, static_cast<int>(received.extent(0))),
-          KOKKOS_LAMBDA(int i, int& first, bool final) {
-            int const nv = static_cast<int>(received(i, result_nb_vertices));
-            if (final)
-              received(i, result_vertices) = 3.0 * first;
-            first += nv;
-          });
-    }
+        (static_cast<long>(home.leaving) * width + 3L * home.leaving_vertices) * sizeof(double) +
+        static_cast<long>(home.leaving) * sizeof(std::int64_t);
+    return out;
+  }
 
+  /// The first value of each received row's vertices among the received vertex values.
+  void number_received_vertices(Rows const& received) {
+    Kokkos::parallel_scan(
+        "sdot::travel::received_vertex_offsets",
+        Policy(space_, 0, static_cast<int>(received.extent(0))),
+        KOKKOS_LAMBDA(int i, int& first, bool final) {
+          int const nv = static_cast<int>(received(i, result_nb_vertices));
+          if (final)
+            received(i, result_vertices) = 3.0 * first;
+          first += nv;
+        });
+  }
+
+  /// The outputs of this process's n seeds from the rows kept here (dest −1) and those
+  /// received, with their polygons' vertices in the vertex heap and in `received_vertices`.
+  DistributedOutputs<memory_space>
+  scatter_results(Rows const& results, Kokkos::View<int*, memory_space> dest, Rows const& received,
+                  Rows const& received_vertices, std::int64_t first_gid, int n) {
+    int const count = static_cast<int>(results.extent(0));
     DistributedOutputs<memory_space> out;
     out.measures =
         Kokkos::View<double*, memory_space>(Kokkos::view_alloc(space_, "sdot::measures"), n);
@@ -1395,9 +1513,9 @@ public:
     if (with_polygons_)
       out.polygon_offsets = Kokkos::View<int*, memory_space>(
           Kokkos::view_alloc(space_, "sdot::polygons::offsets"), n + 1);
-    // The rows of this process's seeds: those kept here (dest −1), then those received.
     Kokkos::View<double const*, memory_space, Kokkos::MemoryTraits<Kokkos::Unmanaged>>
         arrived_values(received_vertices.data(), received_vertices.span());
+    auto const heap = vertex_heap_.values;
     auto scatter = [&](char const* label, bool vertices) {
       ResultScatter kept{results, dest, first_gid, out, vertices, heap};
       Kokkos::parallel_for(std::string(label) + "_kept", Policy(space_, 0, count), kept);
@@ -1470,6 +1588,15 @@ private:
   int rank_top_levels_ = 0;
   loom::RowBlocks seed_blocks_;
   long bytes_sent_seeds_ = 0;
+  long moved_seeds_ = 0; ///< seeds of this process whose box is on another process
+  /// The box of each of this process's seeds (a rank), and each local box's index: its tree
+  /// (whose arrays are views into forest_ with several boxes) with the box's rows as input
+  /// indices; the rows of local box l are [box_rows_[l], box_rows_[l + 1]).
+  Kokkos::View<int*, memory_space> box_of_seed_;
+  std::vector<BoxIndex> boxes_;
+  std::vector<std::int64_t> box_rows_;
+  bool reweight_ = false;   ///< set_weights() was called since the last run
+  bool boxes_kept_ = false; ///< the last run kept the boxes (set_weights())
   /// Cells the decision pass keeps for packing (those that leave their box at round 0 on a
   /// uniform cloud, then grown to the most senders of a round); a cell without a slot is cut
   /// again when packed.
