@@ -242,7 +242,8 @@ public:
   /// those given to the constructor). The next computation gives
   /// what a new PowerDiagram would (bit for bit; to round-off with options().warm_start, which
   /// starts from this computation's neighbours), and keeps the spatial index (its order and
-  /// grids depend on the positions only: the weight bounds are updated, ~10 % of a diagram);
+  /// grids depend on the positions only: the weight bounds are updated, ~10 % of a diagram,
+  /// and with warm_start only once a cell goes to the search);
   /// with several boxes, the boxes and their indexes (statistics().index_kept).
   /// @throws std::invalid_argument for a size mismatch or a non-finite weight (its index);
   /// nothing changes then
@@ -316,6 +317,15 @@ private:
     statistics_ = {};
     reweight_tree_ = tree_built_;
     computed_ = false;
+  }
+
+  /// The one-box index's weight bounds for its current weights (set_seed_weights() leaves
+  /// them to be computed here, before a search reads them).
+  void update_weight_bounds() {
+    if (!weight_bounds_stale_)
+      return;
+    detail::compute_weight_bounds(space_, tree_);
+    weight_bounds_stale_ = false;
   }
 
   /// This process's rows per local rank (the whole block on local rank 0).
@@ -395,6 +405,9 @@ private:
   bool computed_ = false;
   bool tree_built_ = false;    ///< tree_ holds the index of these positions (one box)
   bool reweight_tree_ = false; ///< the weights changed since tree_ was built
+  /// tree_ holds the current weights, but its bounds are of earlier ones (a warm start's
+  /// recomputation that sent no cell to the search, or was abandoned before one)
+  bool weight_bounds_stale_ = false;
 };
 
 // ---- the computation (out of the class: compiled once in the library for the default
@@ -413,6 +426,8 @@ template <class ExecutionSpace, class Input>
 auto PowerDiagram<ExecutionSpace, Input>::computed_polygons() -> CellPolygons<memory_space> {
   if (kept_polygons_.offsets.extent(0))
     return kept_polygons_;
+  if (ranks_.size() == 1)
+    update_weight_bounds(); // the cells without a slot, or all of them, are searched again
   if (ranks_.size() == 1 && kept_.capacity > 0) {
     detail::kept_cell_polygons(space_, tree_, const_domain_vertices(), const_domain_labels(),
                                outputs_.vertex_counts, kept_, kept_polygons_.offsets,
@@ -508,13 +523,20 @@ void PowerDiagram<ExecutionSpace, Input>::compute_one_box() {
   detail::PhaseClock phases(statistics_.seconds, options_.phase_ended);
   int const n = size();
   statistics_.index_kept = tree_built_;
-  // A new index, new weights in the index built, or (a recomputation) the index as it is.
-  if (!tree_built_)
+  bool const warm = options_.warm_start && !neighbours_.empty();
+  // A new index, new weights in the index built, or (a recomputation) the index as it is. A
+  // warm start computes the new weights' bounds only if a cell goes to the search.
+  if (!tree_built_) {
     tree_ = detail::build_seed_tree(space_, ConstPoints<memory_space>(positions_),
                                     Kokkos::View<double const*, memory_space>(weights_),
                                     options_.leaf_size);
-  else if (reweight_tree_)
-    detail::reweight_seed_tree(space_, tree_, Kokkos::View<double const*, memory_space>(weights_));
+    weight_bounds_stale_ = false;
+  } else if (reweight_tree_) {
+    detail::set_seed_weights(space_, tree_, Kokkos::View<double const*, memory_space>(weights_));
+    weight_bounds_stale_ = true;
+    if (!warm)
+      update_weight_bounds();
+  }
   tree_built_ = true;
   reweight_tree_ = false;
   space_.fence();
@@ -534,18 +556,20 @@ void PowerDiagram<ExecutionSpace, Input>::compute_one_box() {
   }
   detail::CellsReport report;
   bool built = false;
-  if (options_.warm_start && !neighbours_.empty()) {
-    auto const warm = detail::build_cells_from_neighbours(
+  if (warm) {
+    auto const from_neighbours = detail::build_cells_from_neighbours(
         space_, tree_, const_domain_vertices(), const_domain_labels(), options_.vertex_capacity,
         outputs_, kept_, neighbours_, Kokkos::View<int const*, memory_space>(slot_of_index_),
         domain_.area, std::hypot(domain_.hi[0] - domain_.lo[0], domain_.hi[1] - domain_.lo[1]),
-        abandon);
-    report = warm.cells;
-    built = warm.certified || warm.cells.abandoned;
-    statistics_.warm_cells = warm.certified ? warm.warm_cells : 0; // else all built again
-    statistics_.warm_rounds = warm.rounds;
+        abandon, [this] { update_weight_bounds(); });
+    report = from_neighbours.cells;
+    built = from_neighbours.certified || from_neighbours.cells.abandoned;
+    // else all built again
+    statistics_.warm_cells = from_neighbours.certified ? from_neighbours.warm_cells : 0;
+    statistics_.warm_rounds = from_neighbours.rounds;
   }
-  if (!built)
+  if (!built) {
+    update_weight_bounds();
     report =
         options_.keep_polygons || options_.warm_start
             ? detail::build_cells_keeping_polygons(space_, tree_, const_domain_vertices(),
@@ -553,6 +577,7 @@ void PowerDiagram<ExecutionSpace, Input>::compute_one_box() {
                                                    outputs_, kept_, abandon)
             : detail::build_cells(space_, tree_, const_domain_vertices(), const_domain_labels(),
                                   options_.vertex_capacity, outputs_, abandon);
+  }
   // The neighbours for the next computation: those of a complete one.
   if (options_.warm_start && !report.abandoned && kept_.capacity > 0) {
     if (slot_of_index_.extent(0) != std::size_t(n))

@@ -501,6 +501,45 @@ TEST(PowerDiagram, WarmStartCertifiesOrSearchesEveryCell) {
   EXPECT_EQ(stats[3].statistics.warm_cells, 1200); // the same weights: every cell certified
 }
 
+TEST(PowerDiagram, WarmStartBoundsTheNewWeightsBeforeItsFirstSearch) {
+  // Recomputations that certify every cell leave the index's weight bounds to the first
+  // search: after two of them (and an abandoned one), a seed's cell grows over about 5
+  // spacings and the cells around it must be searched with bounds of its new weight; then back.
+  auto const c = uniform_cloud(1200, 0, 83);
+  std::vector<double> zero(c.x.size(), 0.0), tiny = zero, big = zero;
+  for (std::size_t i = 0; i < tiny.size(); ++i)
+    tiny[i] = 1e-9 * std::sin(double(i));
+  big[5] = 0.02;
+  auto const stats =
+      expect_warm_sequence_matches_reference(c, {zero, zero, tiny, big, zero}, unit_square());
+  for (int k : {1, 2}) {
+    EXPECT_EQ(stats[k].statistics.warm_cells, 1200) << "step " << k; // no search
+    EXPECT_EQ(stats[k].statistics.warm_rounds, 0) << "step " << k;
+  }
+  // Searched around the seed, the rest certified (with bounds of the earlier weights, the
+  // searched cells would be wrong, the certification would fail and every cell be built again).
+  EXPECT_LT(stats[3].statistics.warm_cells, 1200);
+  EXPECT_GT(stats[3].statistics.warm_cells, 0) << stats[3].statistics.warm_rounds;
+  // An abandoned recomputation in between.
+  sdot::PowerDiagramOptions options;
+  options.warm_start = true;
+  sdot::PowerDiagram<> pd(positions_view(c), weights_view(c), unit_square(), options);
+  pd.measures();
+  Cloud d = c;
+  d.w = tiny;
+  pd.set_weights(weights_view(d));
+  pd.set_abandon_below(1.0);
+  pd.measures();
+  EXPECT_TRUE(pd.statistics().abandoned);
+  d.w = big;
+  pd.set_weights(weights_view(d));
+  pd.set_abandon_below(-std::numeric_limits<double>::infinity());
+  auto const got = to_vector(pd.measures());
+  auto const ref = brute_force(d.x, d.w, unit_square());
+  for (std::size_t i = 0; i < got.size(); ++i)
+    ASSERT_NEAR(got[i], ref.measures[i], 1e-12) << "seed " << i;
+}
+
 TEST(PowerDiagram, WarmStartOnTheHardCases) {
   // Lattice (four co-circular seeds at every vertex), duplicates, seeds outside the domain,
   // huge and negative weights, other domains: each from its weights to perturbed ones.

@@ -851,6 +851,19 @@ void compute_weight_bounds(ExecutionSpace const& space, SeedTree<MemorySpace>& t
   }
 }
 
+/// New weights for the seeds of `tree` (by input index, as built), without their bounds: the
+/// tree's nodes, quads and row spans still bound the earlier weights until
+/// compute_weight_bounds() runs (what only the search reads).
+template <class ExecutionSpace, class MemorySpace>
+void set_seed_weights(ExecutionSpace const& space, SeedTree<MemorySpace> const& tree,
+                      Kokkos::View<double const*, MemorySpace> weights) {
+  auto const seeds = tree.seeds;
+  auto const index = tree.index;
+  Kokkos::parallel_for(
+      "sdot::tree::new_weights", Kokkos::RangePolicy<ExecutionSpace>(space, 0, tree.size),
+      KOKKOS_LAMBDA(int s) { seeds(s).w = weights(index(s)); });
+}
+
 /// New weights for the seeds of `tree` (by input index, as built): the order, the blocks, the
 /// grids and the boxes depend on the positions only, so the tree is the one build_seed_tree()
 /// would give.
@@ -858,11 +871,7 @@ template <class ExecutionSpace, class MemorySpace>
 void reweight_seed_tree(ExecutionSpace const& space, SeedTree<MemorySpace>& tree,
                         Kokkos::View<double const*, MemorySpace> weights) {
   sdot::compat::ScopedRegion region("sdot::reweight_seed_tree");
-  auto const seeds = tree.seeds;
-  auto const index = tree.index;
-  Kokkos::parallel_for(
-      "sdot::tree::new_weights", Kokkos::RangePolicy<ExecutionSpace>(space, 0, tree.size),
-      KOKKOS_LAMBDA(int s) { seeds(s).w = weights(index(s)); });
+  set_seed_weights(space, tree, weights);
   compute_weight_bounds(space, tree);
 }
 

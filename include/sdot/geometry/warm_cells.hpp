@@ -20,6 +20,8 @@
 
 #include <Kokkos_Core.hpp>
 
+#include <functional>
+
 namespace sdot::detail {
 
 /// The seeds whose cells shared an edge with each seed's cell, by tree slot.
@@ -212,13 +214,18 @@ struct WarmReport {
 /// Builds the cells of `tree` from the neighbour graph of an earlier computation (see the top
 /// of this file), into `out` and the slots `kept` (allocated here). `domain_area` and
 /// `domain_length` (the diagonal of its bounding box) for the certification.
+/// `before_search` runs once before the first cell goes to the search, the only step that
+/// reads the tree's weight bounds: a caller whose tree holds new weights without their bounds
+/// (set_seed_weights()) computes them there, and not at all when every cell is certified or
+/// the computation is abandoned first.
 template <class ExecutionSpace, class MemorySpace>
 WarmReport build_cells_from_neighbours(
     ExecutionSpace const& space, SeedTree<MemorySpace> const& tree,
     ConstPoints<MemorySpace> domain_vertices, Kokkos::View<int const*, MemorySpace> domain_labels,
     int capacity, CellOutputs<MemorySpace> const& out, SlotPolygons<MemorySpace>& kept,
     NeighbourGraph<MemorySpace> const& graph, Kokkos::View<int const*, MemorySpace> slot_of,
-    double domain_area, double domain_length, AbandonBelow<MemorySpace> const& abandon = {}) {
+    double domain_area, double domain_length, AbandonBelow<MemorySpace> const& abandon = {},
+    std::function<void()> const& before_search = {}) {
   using Policy = Kokkos::RangePolicy<ExecutionSpace>;
   sdot::compat::ScopedRegion region("sdot::build_cells_from_neighbours");
   int const n = tree.size;
@@ -239,6 +246,7 @@ WarmReport build_cells_from_neighbours(
   report.cells.final_capacity = inline_capacity;
   int overflow_capacity = inline_capacity;
   constexpr int max_rounds = 4; // then every cell left goes to the search
+  bool searched = false;
   while (true) {
     if (abandoned(space, abandon)) {
       report.cells.abandoned = true;
@@ -250,6 +258,11 @@ WarmReport build_cells_from_neighbours(
         KOKKOS_LAMBDA(int s) { return state(s) == cell_to_search; });
     int const count = static_cast<int>(to_search.extent(0));
     if (count > 0) {
+      if (before_search && !searched) {
+        before_search();
+        step.tree = tree; // the bounds as computed there
+      }
+      searched = true;
       Kokkos::View<int*, MemorySpace> overflowed(
           Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::warm::overflowed"), count);
       CellsFunctor<MemorySpace> search = step;
