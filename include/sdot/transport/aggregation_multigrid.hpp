@@ -19,10 +19,12 @@
 // the diagonal: the blocks are positive definite). Everything is a positive combination of
 // symmetric positive semi-definite terms plus the smoother's positive definite part, so the
 // preconditioner is symmetric positive definite for ω ∈ (0, 1].
-// - The levels' matrices are stored in single precision (the cycle is memory-bound: 8 bytes per
-//   entry it visits instead of 12); vectors, sums, diagonals and the coarsest factor stay in
-//   double. Rounding moves an entry by 6e-8 of itself and keeps each level symmetric, against
-//   margins of order one in the argument above.
+// - The cycle's residuals read each level's matrix from a copy in slices of 8 rows (SELL-8:
+//   a slice's rows padded with zeros to its longest, entry k of its rows side by side), in
+//   single precision: fixed trip counts for 8 rows at a time and 8 bytes per entry instead of
+//   a row-by-row loop over 12. The matrices are assembled in double (compressed rows, freed
+//   once the levels are built); rounding moves an entry by 6e-8 of itself and keeps each level
+//   symmetric, against margins of order one in the argument above.
 
 #include <sdot/base/point_bounds.hpp>
 #include <sdot/base/radix_sort.hpp>
@@ -77,33 +79,100 @@ Kokkos::View<int*, typename ExecutionSpace::memory_space> morton_order(Execution
 template <class MemorySpace>
 struct MultigridLevel {
   using Vector = Kokkos::View<double*, Kokkos::LayoutLeft, MemorySpace>;
+  static constexpr int slice_rows = 8;
   int size = 0;
+  /// The matrix in compressed rows, while the levels are built.
   Kokkos::View<int*, MemorySpace> row_map, columns;
-  /// The matrix's entries in single precision: the cycle streams them (with the columns) at
-  /// every visit, and a preconditioner needs no more; vectors and sums stay in double.
-  Kokkos::View<float*, MemorySpace> values;
+  Kokkos::View<double*, MemorySpace> values;
   Kokkos::View<double*, MemorySpace> inverse_diagonal;
+  /// The matrix as the cycle reads it: slice s (rows 8s to 8s + 7) holds its entries from
+  /// slice_begin(s), entry k of row 8s + r at slice_begin(s) + 8k + r; a row shorter than its
+  /// slice's longest is padded with zeros (column: the row itself, or 0 past the last row).
+  Kokkos::View<int*, MemorySpace> slice_begin, sliced_columns;
+  Kokkos::View<float*, MemorySpace> sliced_values;
   /// To the next level: node → coarse node, and each coarse node's nodes.
   Kokkos::View<int*, MemorySpace> aggregate, member_offsets, members;
   Vector b, x, t;
   Vector r, e; ///< second visit of a W-cycle: residual and correction
 };
 
-/// t = b − A x
+/// t = b − A x, 8 rows at a time from the sliced copy of A (each row's products subtracted
+/// in its entries' order).
 template <class ExecutionSpace, class MemorySpace, class B, class X, class T>
 void mg_residual(ExecutionSpace const& space, MultigridLevel<MemorySpace> const& level, B const& b,
                  X const& x, T const& t) {
+  constexpr int rows = MultigridLevel<MemorySpace>::slice_rows;
+  auto const slice_begin = level.slice_begin;
+  auto const columns = level.sliced_columns;
+  auto const values = level.sliced_values;
+  int const n = level.size;
+  Kokkos::parallel_for(
+      "sdot::mg::residual",
+      Kokkos::RangePolicy<ExecutionSpace>(space, 0, static_cast<int>(slice_begin.extent(0)) - 1),
+      KOKKOS_LAMBDA(int slice) {
+        int const first = slice * rows;
+        double s[rows];
+        for (int r = 0; r < rows; ++r)
+          s[r] = first + r < n ? b(first + r) : 0.0;
+        int const begin = slice_begin(slice);
+        int const width = (slice_begin(slice + 1) - begin) / rows;
+        for (int k = 0; k < width; ++k)
+          for (int r = 0; r < rows; ++r) {
+            int const e = begin + k * rows + r;
+            s[r] -= values(e) * x(columns(e));
+          }
+        for (int r = 0; r < rows && first + r < n; ++r)
+          t(first + r) = s[r];
+      });
+}
+
+/// The sliced single-precision copy of `level`'s matrix (see MultigridLevel), then its
+/// compressed rows freed.
+template <class ExecutionSpace, class MemorySpace>
+void mg_slice(ExecutionSpace const& space, MultigridLevel<MemorySpace>& level) {
+  using Policy = Kokkos::RangePolicy<ExecutionSpace>;
+  constexpr int rows = MultigridLevel<MemorySpace>::slice_rows;
+  int const n = level.size;
+  int const slices = (n + rows - 1) / rows;
+  level.slice_begin = Kokkos::View<int*, MemorySpace>(
+      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::mg::slice_begin"), slices + 1);
+  auto const slice_begin = level.slice_begin;
   auto const row_map = level.row_map;
+  Kokkos::parallel_for(
+      "sdot::mg::slice_widths", Policy(space, 0, slices), KOKKOS_LAMBDA(int slice) {
+        int width = 0;
+        for (int i = slice * rows; i < sdot::compat::min(n, (slice + 1) * rows); ++i)
+          width = sdot::compat::max(width, row_map(i + 1) - row_map(i));
+        slice_begin(slice) = rows * width;
+      });
+  int const total =
+      exclusive_scan(space, "sdot::mg::slice_begin",
+                     Kokkos::subview(slice_begin, Kokkos::make_pair(0, slices)), slice_begin);
+  level.sliced_columns = Kokkos::View<int*, MemorySpace>(
+      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::mg::sliced_columns"), total);
+  level.sliced_values = Kokkos::View<float*, MemorySpace>(
+      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::mg::sliced_values"), total);
   auto const columns = level.columns;
   auto const values = level.values;
+  auto const sliced_columns = level.sliced_columns;
+  auto const sliced_values = level.sliced_values;
   Kokkos::parallel_for(
-      "sdot::mg::residual", Kokkos::RangePolicy<ExecutionSpace>(space, 0, level.size),
-      KOKKOS_LAMBDA(int i) {
-        double s = b(i);
-        for (int e = row_map(i); e < row_map(i + 1); ++e)
-          s -= values(e) * x(columns(e));
-        t(i) = s;
+      "sdot::mg::slice_entries", Policy(space, 0, slices), KOKKOS_LAMBDA(int slice) {
+        int const begin = slice_begin(slice);
+        int const width = (slice_begin(slice + 1) - begin) / rows;
+        for (int r = 0; r < rows; ++r) {
+          int const i = slice * rows + r;
+          int const length = i < n ? row_map(i + 1) - row_map(i) : 0;
+          for (int k = 0; k < width; ++k) {
+            int const e = begin + k * rows + r;
+            sliced_columns(e) = k < length ? columns(row_map(i) + k) : (i < n ? i : 0);
+            sliced_values(e) = k < length ? static_cast<float>(values(row_map(i) + k)) : 0.0f;
+          }
+        }
       });
+  level.row_map = {};
+  level.columns = {};
+  level.values = {};
 }
 
 /// x = (first ? 0 : x) + ω D⁻¹ t
@@ -213,8 +282,7 @@ MultigridLevel<MemorySpace> mg_coarsen(ExecutionSpace const& space,
   coarse.row_map = ints("sdot::mg::row_map", coarse_size + 1);
   int const nnz = exclusive_scan(space, "sdot::mg::row_map", counts, coarse.row_map);
   coarse.columns = ints("sdot::mg::columns", nnz);
-  coarse.values = Kokkos::View<float*, MemorySpace>(
-      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::mg::values"), nnz);
+  coarse.values = doubles("sdot::mg::values", nnz);
   coarse.inverse_diagonal = doubles("sdot::mg::inverse_diagonal", coarse_size);
   auto const out_map = coarse.row_map;
   auto const out_columns = coarse.columns;
@@ -226,7 +294,7 @@ MultigridLevel<MemorySpace> mg_coarsen(ExecutionSpace const& space,
         double diagonal = 0;
         for (int r = 0; r < size; ++r) {
           out_columns(out + r) = raw_columns(b + r);
-          out_values(out + r) = static_cast<float>(raw_values(b + r));
+          out_values(out + r) = raw_values(b + r);
           if (raw_columns(b + r) == c)
             diagonal = raw_values(b + r);
         }
@@ -303,7 +371,7 @@ mg_fine_level(ExecutionSpace const& space, Matrix const& matrix, Diagonal const&
                                   Kokkos::subview(row_map, Kokkos::make_pair(0, n)), row_map);
   fine.columns = Kokkos::View<int*, memory_space>(
       Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::mg::columns"), kept);
-  fine.values = Kokkos::View<float*, memory_space>(
+  fine.values = Kokkos::View<double*, memory_space>(
       Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::mg::values"), kept);
   auto const columns = fine.columns;
   auto const values = fine.values;
@@ -315,7 +383,7 @@ mg_fine_level(ExecutionSpace const& space, Matrix const& matrix, Diagonal const&
           int const c = static_cast<int>(in_columns(k));
           if (c < n) {
             columns(e) = position(c);
-            values(e) = static_cast<float>(in_values(k));
+            values(e) = in_values(k);
             ++e;
           }
         }
@@ -352,7 +420,9 @@ public:
       auto coarse = mg_coarsen(space, level, coarse_size);
       levels_.push_back(coarse);
     }
+    factor_coarsest(space, singular);
     for (auto& level : levels_) {
+      mg_slice(space, level);
       auto alloc = [&](char const* label) {
         return Vector(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, std::string(label)),
                       level.size);
@@ -365,7 +435,6 @@ public:
         level.e = alloc("sdot::mg::e");
       }
     }
-    factor_coarsest(space, singular);
   }
 
   int levels() const { return static_cast<int>(levels_.size()); }
