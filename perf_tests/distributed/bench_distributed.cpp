@@ -106,15 +106,21 @@ sdot_test::Cloud make_cloud(std::string const& kind, int n) {
   return c;
 }
 
+/// Boxes on one device are measured in one process: false (the benchmark skipped) under
+/// several.
+bool one_process(benchmark::State& state) {
+  int processes = 1;
+  MPI_Comm_size(MPI_COMM_WORLD, &processes);
+  if (processes > 1)
+    state.SkipWithError("boxes on one device: run with one process");
+  return processes == 1;
+}
+
 // nb_boxes ranks emulated in one process (run it with one process): range(0) seeds,
 // range(1) boxes.
 void BM_BoxesOnOneDevice(benchmark::State& state, std::string const& kind) {
-  int processes = 1;
-  MPI_Comm_size(MPI_COMM_WORLD, &processes);
-  if (processes > 1) {
-    state.SkipWithError("boxes on one device: run with one process");
+  if (!one_process(state))
     return;
-  }
   int const n = static_cast<int>(state.range(0));
   auto const cloud = make_cloud(kind, n);
   auto const x = sdot_test::positions_view(cloud);
@@ -140,12 +146,8 @@ void BM_BoxesOnOneDevice(benchmark::State& state, std::string const& kind) {
 // range(1) boxes in one process. The weights alternate between the cloud's and the cloud's
 // moved by 10 % (0.1 w sin(7x + 3y)).
 void BM_NewWeightsOnBoxes(benchmark::State& state, std::string const& kind) {
-  int processes = 1;
-  MPI_Comm_size(MPI_COMM_WORLD, &processes);
-  if (processes > 1) {
-    state.SkipWithError("boxes on one device: run with one process");
+  if (!one_process(state))
     return;
-  }
   int const n = static_cast<int>(state.range(0));
   auto const cloud = make_cloud(kind, n);
   auto moved = cloud;

@@ -418,11 +418,8 @@ struct DiagramBits {
 
 void jacobian_bits(sdot::PowerDiagram<>& pd, Cloud const& c, DiagramBits& bits);
 
-DiagramBits same_bits_diagram(Cloud const& c, std::vector<sdot::HalfSpace> const& hs, int boxes,
-                              sdot::PowerDiagramOptions options = {}) {
-  options.same_bits = true;
-  options.nb_boxes = boxes;
-  sdot::PowerDiagram<> pd(positions_view(c), weights_view(c), hs, options);
+/// Measures, centroids and polygons of a diagram, on the host.
+DiagramBits diagram_outputs(sdot::PowerDiagram<>& pd) {
   DiagramBits bits;
   bits.measures = to_vector(pd.measures());
   auto const centroids = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), pd.centroids());
@@ -431,21 +428,30 @@ DiagramBits same_bits_diagram(Cloud const& c, std::vector<sdot::HalfSpace> const
   auto const vertices = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), polygons.vertices);
   auto const labels =
       Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), polygons.edge_sources);
-  for (std::size_t i = 0; i < c.x.size(); ++i)
+  for (std::size_t i = 0; i < centroids.extent(0); ++i)
     bits.centroids.insert(bits.centroids.end(), {centroids(i, 0), centroids(i, 1)});
   bits.offsets.assign(offsets.data(), offsets.data() + offsets.extent(0));
   for (std::size_t k = 0; k < vertices.extent(0); ++k)
     bits.vertices.insert(bits.vertices.end(), {vertices(k, 0), vertices(k, 1)});
+  bits.labels.assign(labels.data(), labels.data() + labels.extent(0));
+  return bits;
+}
+
+DiagramBits same_bits_diagram(Cloud const& c, std::vector<sdot::HalfSpace> const& hs, int boxes,
+                              sdot::PowerDiagramOptions options = {}) {
+  options.same_bits = true;
+  options.nb_boxes = boxes;
+  sdot::PowerDiagram<> pd(positions_view(c), weights_view(c), hs, options);
+  DiagramBits bits = diagram_outputs(pd);
   // An edge made by one of several seeds at the same place with the same weight is the same
   // edge whichever of them made it: named by the first of them here.
   std::map<std::tuple<double, double, double>, int> first_of;
   for (std::size_t i = c.x.size(); i-- > 0;)
     first_of[{c.x[i][0], c.x[i][1], c.w[i]}] = static_cast<int>(i);
   bool const repeats = first_of.size() < c.x.size();
-  for (std::size_t k = 0; k < labels.extent(0); ++k) {
-    int const l = labels(k);
-    bits.labels.push_back(l < 0 ? l : first_of[{c.x[l][0], c.x[l][1], c.w[l]}]);
-  }
+  for (int& l : bits.labels)
+    if (l >= 0)
+      l = first_of[{c.x[l][0], c.x[l][1], c.w[l]}];
   if (!c.x.empty() && !repeats) // with repeated seeds, their couplings may go to either
     jacobian_bits(pd, c, bits);
   return bits;
@@ -540,25 +546,6 @@ TEST(Boxes, SameBitsWithWarmStart) {
 }
 
 namespace {
-
-/// Measures, centroids and polygons of a diagram, on the host.
-DiagramBits diagram_outputs(sdot::PowerDiagram<>& pd) {
-  DiagramBits bits;
-  bits.measures = to_vector(pd.measures());
-  auto const centroids = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), pd.centroids());
-  auto const polygons = pd.cell_polygons();
-  auto const offsets = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), polygons.offsets);
-  auto const vertices = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), polygons.vertices);
-  auto const labels =
-      Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), polygons.edge_sources);
-  for (std::size_t i = 0; i < centroids.extent(0); ++i)
-    bits.centroids.insert(bits.centroids.end(), {centroids(i, 0), centroids(i, 1)});
-  bits.offsets.assign(offsets.data(), offsets.data() + offsets.extent(0));
-  for (std::size_t k = 0; k < vertices.extent(0); ++k)
-    bits.vertices.insert(bits.vertices.end(), {vertices(k, 0), vertices(k, 1)});
-  bits.labels.assign(labels.data(), labels.data() + labels.extent(0));
-  return bits;
-}
 
 void expect_same_outputs(DiagramBits const& a, DiagramBits const& b) {
   ASSERT_EQ(a.measures, b.measures);
