@@ -426,8 +426,9 @@ template <class ExecutionSpace, class Input>
 auto PowerDiagram<ExecutionSpace, Input>::computed_polygons() -> CellPolygons<memory_space> {
   if (kept_polygons_.offsets.extent(0))
     return kept_polygons_;
-  if (ranks_.size() == 1)
-    update_weight_bounds(); // the cells without a slot, or all of them, are searched again
+  // One box: the cells without a slot, or all of them without slots, are searched again.
+  if (ranks_.size() == 1 && (kept_.capacity == 0 || kept_.overflow_items.extent(0) > 0))
+    update_weight_bounds();
   if (ranks_.size() == 1 && kept_.capacity > 0) {
     detail::kept_cell_polygons(space_, tree_, const_domain_vertices(), const_domain_labels(),
                                outputs_.vertex_counts, kept_, kept_polygons_.offsets,
