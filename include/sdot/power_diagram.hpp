@@ -67,7 +67,10 @@ struct PowerDiagramOptions {
   /// the search. The same cells to round-off (not bit for bit) as without it, and the same
   /// bits for the same sequence of computations. Pays off when the weights change little
   /// between computations, as in the transport solver, which sets it. Keeps the polygons (as
-  /// keep_polygons) and the neighbours (about 30 bytes per seed). One box only.
+  /// keep_polygons) and the neighbours (about 30 bytes per seed). Several ranks: each box's
+  /// first-round cells (the domain cut by the box's own seeds) are built so from the neighbours
+  /// among the box's seeds, in slots of 16 vertices (320 bytes per seed); the rounds that
+  /// follow are unchanged.
   bool warm_start = false;
   /// The same bits whatever the decomposition: measures, centroids and polygons (hence the
   /// Jacobian) are the same at one box, any number of boxes and of processes, and with or
@@ -109,8 +112,12 @@ struct PowerDiagramStatistics {
   int msg_capacity = 0; ///< final msg_capacity (kept for the next call)
   /// final inbox_capacity (kept for the next call)
   int inbox_capacity = 0;
-  int warm_cells = 0;  ///< warm_start: cells kept from their earlier neighbours' clipping
-  int warm_rounds = 0; ///< warm_start: certifications that sent cells to the search
+  /// warm_start: cells kept from their earlier neighbours' clipping (several ranks: first-round
+  /// cells, over all the ranks)
+  int warm_cells = 0;
+  /// warm_start: certifications that sent cells to the search (several ranks: the most of one
+  /// box)
+  int warm_rounds = 0;
   /// The spatial index (one rank), or the boxes and their indexes (several), kept from the
   /// computation before (set_weights()): only the weights and their bounds were updated.
   bool index_kept = false;
@@ -373,6 +380,10 @@ private:
 
   ConstPoints<memory_space> const_domain_vertices() const { return domain_vertices_; }
   Kokkos::View<int const*, memory_space> const_domain_labels() const { return domain_labels_; }
+  /// The diagonal of the domain's bounding box (the certification of warm_start).
+  double domain_length() const {
+    return std::hypot(domain_.hi[0] - domain_.lo[0], domain_.hi[1] - domain_.lo[1]);
+  }
 
   void compute();
   /// The polygons of the computation done (kept, or built again).
@@ -440,7 +451,8 @@ auto PowerDiagram<ExecutionSpace, Input>::computed_polygons() -> CellPolygons<me
   if (ranks_.size() > 1) {
     std::map<std::string, double> seconds; // the polygons' own computation: not reported
     detail::PhaseClock phases(seconds, detail::PhaseEnded());
-    auto out = travelling_->run(phases, true);
+    auto out = travelling_->run(phases, true, -std::numeric_limits<double>::infinity(),
+                                options_.warm_start);
     return {out.polygon_offsets, out.polygon_vertices, out.polygon_labels};
   }
   CellPolygons<memory_space> polygons;
@@ -561,8 +573,7 @@ void PowerDiagram<ExecutionSpace, Input>::compute_one_box() {
     auto const from_neighbours = detail::build_cells_from_neighbours(
         space_, tree_, const_domain_vertices(), const_domain_labels(), options_.vertex_capacity,
         outputs_, kept_, neighbours_, Kokkos::View<int const*, memory_space>(slot_of_index_),
-        domain_.area, std::hypot(domain_.hi[0] - domain_.lo[0], domain_.hi[1] - domain_.lo[1]),
-        abandon, [this] { update_weight_bounds(); });
+        domain_.area, domain_length(), abandon, [this] { update_weight_bounds(); });
     report = from_neighbours.cells;
     built = from_neighbours.certified || from_neighbours.cells.abandoned;
     // else all built again
@@ -599,11 +610,11 @@ void PowerDiagram<ExecutionSpace, Input>::compute_travelling() {
   if (!travelling_)
     travelling_ = std::make_shared<detail::TravellingCells<ExecutionSpace>>(
         space_, ranks_, positions_, weights_, const_domain_vertices(), const_domain_labels(),
-        options_.leaf_size, options_.msg_capacity, options_.inbox_capacity,
-        options_.kept_vertices_per_seed);
+        domain_.area, domain_length(), options_.leaf_size, options_.msg_capacity,
+        options_.inbox_capacity, options_.kept_vertices_per_seed);
   detail::PhaseClock phases(statistics_.seconds, options_.phase_ended);
   bool const keep = options_.keep_polygons || options_.same_bits;
-  auto out = travelling_->run(phases, keep, options_.abandon_below);
+  auto out = travelling_->run(phases, keep, options_.abandon_below, options_.warm_start);
   statistics_.abandoned = travelling_->abandoned();
   statistics_.index_kept = travelling_->boxes_kept();
   if (keep && !statistics_.abandoned)
@@ -615,6 +626,8 @@ void PowerDiagram<ExecutionSpace, Input>::compute_travelling() {
   statistics_.travelled_cells = t.travelled_cells;
   statistics_.bytes_sent = t.bytes_sent;
   statistics_.reruns = t.reruns;
+  statistics_.warm_cells = static_cast<int>(t.warm_cells);
+  statistics_.warm_rounds = t.warm_rounds;
   statistics_.msg_capacity = t.msg_capacity;
   statistics_.inbox_capacity = t.inbox_capacity;
   // The capacities found are kept for later computations of this diagram.

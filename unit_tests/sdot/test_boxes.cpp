@@ -418,18 +418,24 @@ struct DiagramBits {
 
 void jacobian_bits(sdot::PowerDiagram<>& pd, Cloud const& c, DiagramBits& bits);
 
-/// Measures, centroids and polygons of a diagram, on the host.
-DiagramBits diagram_outputs(sdot::PowerDiagram<>& pd) {
+/// Measures and centroids of a diagram, on the host.
+DiagramBits measures_and_centroids(sdot::PowerDiagram<>& pd) {
   DiagramBits bits;
   bits.measures = to_vector(pd.measures());
   auto const centroids = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), pd.centroids());
+  for (std::size_t i = 0; i < centroids.extent(0); ++i)
+    bits.centroids.insert(bits.centroids.end(), {centroids(i, 0), centroids(i, 1)});
+  return bits;
+}
+
+/// Measures, centroids and polygons of a diagram, on the host.
+DiagramBits diagram_outputs(sdot::PowerDiagram<>& pd) {
+  DiagramBits bits = measures_and_centroids(pd);
   auto const polygons = pd.cell_polygons();
   auto const offsets = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), polygons.offsets);
   auto const vertices = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), polygons.vertices);
   auto const labels =
       Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), polygons.edge_sources);
-  for (std::size_t i = 0; i < centroids.extent(0); ++i)
-    bits.centroids.insert(bits.centroids.end(), {centroids(i, 0), centroids(i, 1)});
   bits.offsets.assign(offsets.data(), offsets.data() + offsets.extent(0));
   for (std::size_t k = 0; k < vertices.extent(0); ++k)
     bits.vertices.insert(bits.vertices.end(), {vertices(k, 0), vertices(k, 1)});
@@ -618,5 +624,114 @@ TEST(Boxes, SameBitsForEveryReferenceCase) {
     for (std::size_t i = 0; i < one.measures.size(); ++i)
       EXPECT_NEAR(one.measures[i], ref.measures[i], 1e-12 * area) << "seed " << i;
     expect_same_bits_at_every_box_count(rc.cloud, rc.domain);
+  }
+}
+
+namespace {
+
+/// warm_start with K boxes: each box's first-round cells come from the neighbours of the last
+/// computation. At each box count, the diagram of the second weights, then of the first again,
+/// gives the measures and centroids of a new diagram to round-off and of brute force (both
+/// every seed); `warm_expected`: some cells were certified from their neighbours. Two diagrams
+/// with the same history give the same bits.
+void expect_warm_start_as_a_new_diagram(Cloud const& first, std::vector<double> const& second,
+                                        std::vector<sdot::HalfSpace> const& hs,
+                                        bool warm_expected) {
+  Cloud other = first;
+  other.w = second;
+  double const area = static_cast<double>(sdot_test::area(domain(hs)));
+  auto const ref_other = brute_force(other.x, other.w, hs),
+             ref_first = brute_force(first.x, first.w, hs);
+  for (int k : {2, 3, 8, 64}) {
+    SCOPED_TRACE(std::to_string(k) + " boxes");
+    sdot::PowerDiagramOptions options;
+    options.nb_boxes = k;
+    options.warm_start = true;
+    sdot::PowerDiagram<> pd(positions_view(first), weights_view(first), hs, options);
+    sdot::PowerDiagram<> twin(positions_view(first), weights_view(first), hs, options);
+    pd.measures();
+    twin.measures();
+    for (Cloud const* c : std::vector<Cloud const*>{&other, &first}) {
+      pd.set_weights(weights_view(*c));
+      twin.set_weights(weights_view(*c));
+      auto const warm = measures_and_centroids(pd);
+      if (warm_expected)
+        EXPECT_GT(pd.statistics().warm_cells, 0);
+      sdot::PowerDiagramOptions cold_options;
+      cold_options.nb_boxes = k;
+      sdot::PowerDiagram<> fresh(positions_view(*c), weights_view(*c), hs, cold_options);
+      auto const cold = measures_and_centroids(fresh);
+      auto const& ref = c == &first ? ref_first : ref_other;
+      ASSERT_EQ(warm.measures.size(), c->x.size());
+      for (std::size_t i = 0; i < warm.measures.size(); ++i) {
+        ASSERT_NEAR(warm.measures[i], cold.measures[i], 1e-13 * area) << "seed " << i;
+        ASSERT_NEAR(warm.measures[i], ref.measures[i], 1e-12 * area) << "seed " << i;
+        for (int d : {0, 1})
+          ASSERT_NEAR(warm.centroids[2 * i + d], cold.centroids[2 * i + d], 1e-10) << "seed " << i;
+      }
+      auto const again = measures_and_centroids(twin);
+      ASSERT_EQ(warm.measures, again.measures);
+      ASSERT_EQ(warm.centroids, again.centroids);
+    }
+  }
+}
+
+} // namespace
+
+TEST(Boxes, WarmStartBuildsTheFirstRoundFromTheNeighboursAndGivesANewDiagram) {
+  // Weights that move the cells far from their seeds, from small ones (most cells fail the
+  // certification and are searched) and from nearby ones (most are certified).
+  auto const displaced = displaced_cells_cloud(1000, 63);
+  auto small = displaced;
+  for (std::size_t i = 0; i < small.w.size(); ++i)
+    small.w[i] = 1e-4 * std::sin(double(i));
+  expect_warm_start_as_a_new_diagram(small, displaced.w, unit_square(), true);
+  auto near = displaced.w;
+  for (std::size_t i = 0; i < near.size(); ++i)
+    near[i] += 1e-5 * std::cos(3.0 * double(i));
+  expect_warm_start_as_a_new_diagram(displaced, near, unit_square(), true);
+  // A clustered cloud; a cloud in one corner whose cells move: one holding much of the domain,
+  // some negative weights, empty cells.
+  auto const clustered = clustered_cloud(1200, 64);
+  auto moved = clustered.w;
+  for (std::size_t i = 0; i < moved.size(); ++i)
+    moved[i] += 2e-4 * std::sin(7 * clustered.x[i][0] + 3 * clustered.x[i][1]);
+  expect_warm_start_as_a_new_diagram(clustered, moved, unit_square(), true);
+  auto const corner = partial_cloud("corner", 1000, 65);
+  auto w = corner.w;
+  w[5] = 0.3;
+  for (std::size_t i = 0; i < w.size(); i += 7)
+    w[i] = -0.01;
+  expect_warm_start_as_a_new_diagram(corner, w, unit_square(), false);
+  // Duplicates, seeds outside the domain, a triangle, 0, 1 and 2 seeds: from zero weights.
+  for (auto const& rc : reference_cases()) {
+    SCOPED_TRACE(rc.name);
+    auto zero = rc.cloud;
+    std::fill(zero.w.begin(), zero.w.end(), 0.0);
+    expect_warm_start_as_a_new_diagram(zero, rc.cloud.w, rc.domain, false);
+  }
+}
+
+TEST(Boxes, WarmStartWithSameBitsGivesTheBitsOfOneBox) {
+  // The first round from the neighbours, then every cell recomputed from its edges: the bits
+  // of a new one-box diagram, at every box count.
+  auto c = displaced_cells_cloud(1500, 66);
+  auto const target = same_bits_diagram(c, unit_square(), 1);
+  auto d = c;
+  for (double& w : d.w)
+    w *= 0.9;
+  for (int k : {2, 3, 8, 64}) {
+    SCOPED_TRACE(std::to_string(k) + " boxes");
+    sdot::PowerDiagramOptions options;
+    options.same_bits = true;
+    options.warm_start = true;
+    options.nb_boxes = k;
+    sdot::PowerDiagram<> pd(positions_view(d), weights_view(d), unit_square(), options);
+    pd.measures();
+    pd.set_weights(weights_view(c));
+    auto const m = to_vector(pd.measures());
+    EXPECT_GT(pd.statistics().warm_cells, 0);
+    for (std::size_t i = 0; i < m.size(); ++i)
+      ASSERT_EQ(m[i], target.measures[i]) << "seed " << i;
   }
 }

@@ -148,7 +148,8 @@ TEST(SpreadMpi, BadSeedOnOneProcessIsReportedEverywhere) {
 
 TEST(SpreadMpi, NewWeightsGiveWhatANewDiagramGives) {
   // set_weights() on spread input (one box: the index and, with warm_start, the neighbours are
-  // kept; several ranks: the boxes and their indexes): the measures and kept polygons of a new
+  // kept; several ranks: the boxes and their indexes, and with warm_start each box's
+  // neighbours for its first round): the measures and kept polygons of a new
   // diagram, bit for bit (warm_start: to round-off); a bad weight on one process is refused on
   // every process, naming its global index, and changes nothing.
   auto const c = clustered_cloud(1500, 47);
@@ -178,6 +179,8 @@ TEST(SpreadMpi, NewWeightsGiveWhatANewDiagramGives) {
       ASSERT_EQ(a.size(), count);
       EXPECT_TRUE(reused.statistics().index_kept);
       EXPECT_FALSE(fresh.statistics().index_kept);
+      if (warm) // one box or several ranks: cells from their earlier neighbours
+        EXPECT_GT(reused.statistics().warm_cells, 0);
       for (std::size_t i = 0; i < a.size(); ++i)
         if (warm)
           ASSERT_NEAR(a[i], b[i], 1e-14) << "seed " << first[rank] + i;

@@ -8,6 +8,11 @@
 // which answer with the seeds of their cuts, and the cell is cut by them all (TravellingCells::
 // travel). Each measure then goes back to its seed's process. No seed is copied between
 // ranks for the cells; an answer holds only the seeds of the edges it adds.
+//
+// With warm_start, a recomputation builds each box's round-0 cells (the domain cut by the box's
+// own seeds) as one box builds its cells from the neighbours of the computation before
+// (warm_cells.hpp): the cells of the box's seeds alone, certified, in slots that round 0 reads
+// instead of searching. The rounds that follow are unchanged.
 
 #include <loom/capacity.hpp>
 #include <loom/detail/segments.hpp>
@@ -21,7 +26,9 @@
 #include <sdot/distributed/boxes.hpp>
 #include <sdot/geometry/cell_kernel.hpp>
 #include <sdot/geometry/cells.hpp>
+#include <sdot/geometry/kept_polygons.hpp>
 #include <sdot/geometry/polygon_storage.hpp>
+#include <sdot/geometry/warm_cells.hpp>
 #include <sdot/points.hpp>
 
 #include <cmath>
@@ -263,6 +270,8 @@ struct TravelStatistics {
   int reruns = 0;           ///< rounds whose cells were cut again with larger polygons or a
                             ///< larger vertex heap
   int msg_capacity = 0, inbox_capacity = 0;
+  long warm_cells = 0; ///< warm_start, all ranks: round-0 cells certified from their neighbours
+  int warm_rounds = 0; ///< warm_start: most certifications of one box that sent cells to search
 };
 
 /// What an item of a round does once cut.
@@ -292,6 +301,11 @@ struct TravelStep {
   /// PowerDiagramOptions::abandon_below: every polygon of a cell holds the final cell, so one
   /// of less area, at any round, means a final cell below the threshold.
   AbandonBelow<MemorySpace> abandon;
+  /// warm_start: the round-0 cell of each forest item (its box's seeds alone), edges labelled
+  /// by box row; `row_gids` gives the global index of forest row first(l) + row. Capacity 0,
+  /// or a cell without a slot: round 0 searches.
+  SlotPolygons<MemorySpace> box_cells;
+  Kokkos::View<int const*, MemorySpace> row_gids;
   int first_rank;     ///< global rank of local rank 0
   bool from_messages; ///< items are messages, not seeds
   Kokkos::View<double const**, Kokkos::LayoutRight, MemorySpace> inbox;
@@ -466,7 +480,8 @@ struct TravelStep {
     if (kind == message_answer)
       return;
     int const rank = first_rank + l;
-    ClipResult const r = clip_by_tree(cell, seed, forest.tree(l));
+    ClipResult const r =
+        kind == 0 ? own_cut(cell, seed, l, item) : clip_by_tree(cell, seed, forest.tree(l));
     if (r == ClipResult::overflow) {
       overflowed(item) = 1;
       return;
@@ -515,11 +530,31 @@ struct TravelStep {
     write_cell(kept, slot, 0, seed, cell, -1, -1);
   }
 
+  /// A round-0 item's cell, the domain cut by its box's seeds: read from its slot in
+  /// `box_cells`, or searched.
+  KOKKOS_FUNCTION ClipResult own_cut(Polygon& cell, CellSeed const& seed, int l, int item) const {
+    int const size = box_cells.capacity > 0 ? box_cells.counts(item) : -1;
+    if (size < 0)
+      return clip_by_tree(cell, seed, forest.tree(l));
+    cell.size = 0;
+    cell.max_radius2 = 0;
+    int const first = forest.seeds.first(l);
+    std::size_t const begin = std::size_t(item) * std::size_t(box_cells.capacity);
+    for (int k = 0; k < size; ++k) {
+      int const label = box_cells.labels(begin + k);
+      cell.push(box_cells.vertices(begin + k, 0) - seed.x,
+                box_cells.vertices(begin + k, 1) - seed.y,
+                label < 0 ? label : row_gids(first + label));
+    }
+    return size == 0 ? ClipResult::emptied : ClipResult::clipped;
+  }
+
   /// The item's cut cell: kept by the decision pass, or cut again.
-  KOKKOS_FUNCTION ClipResult cut(Polygon& cell, CellSeed const& seed, int l, int item) const {
+  KOKKOS_FUNCTION ClipResult cut(Polygon& cell, CellSeed const& seed, int l, int item,
+                                 int kind) const {
     int const slot = kept_slot(item);
     if (slot < 0)
-      return clip_by_tree(cell, seed, forest.tree(l));
+      return kind == 0 ? own_cut(cell, seed, l, item) : clip_by_tree(cell, seed, forest.tree(l));
     read_cell(kept, slot, MessageLayout{static_cast<int>(kept.extent(1)) - MessageLayout::header},
               cell);
     return ClipResult::clipped;
@@ -551,7 +586,7 @@ struct TravelStep {
     int kind;
     int const l = load(cell, item, seed, kind);
     int const rank = first_rank + l;
-    ClipResult const r = cut(cell, seed, l, item);
+    ClipResult const r = cut(cell, seed, l, item, kind);
     int const row = message_first(k);
     if (kind == message_probe) { // the answer
       outbox(row, MessageLayout::kind) = message_answer;
@@ -661,20 +696,28 @@ public:
                   ConstPoints<memory_space> positions,
                   Kokkos::View<double const*, memory_space> weights,
                   ConstPoints<memory_space> domain_vertices,
-                  Kokkos::View<int const*, memory_space> domain_labels, int leaf_size,
-                  int msg_capacity, int inbox_capacity, int kept_vertices_per_seed)
+                  Kokkos::View<int const*, memory_space> domain_labels, double domain_area,
+                  double domain_length, int leaf_size, int msg_capacity, int inbox_capacity,
+                  int kept_vertices_per_seed)
       : space_(space), ranks_(std::move(ranks)), positions_(positions), weights_(weights),
-        domain_vertices_(domain_vertices), domain_labels_(domain_labels), leaf_size_(leaf_size),
-        msg_capacity_(msg_capacity), inbox_capacity_(inbox_capacity),
-        kept_vertices_per_seed_(kept_vertices_per_seed) {}
+        domain_vertices_(domain_vertices), domain_labels_(domain_labels), domain_area_(domain_area),
+        domain_length_(domain_length), leaf_size_(leaf_size), msg_capacity_(msg_capacity),
+        inbox_capacity_(inbox_capacity), kept_vertices_per_seed_(kept_vertices_per_seed) {}
 
   /// Measures and centroids of this process's seeds; `phases` times the boxes, the cells and
-  /// the results.
+  /// the results. `warm_start`: the round-0 cells from the neighbours of the last run's
+  /// (PowerDiagramOptions::warm_start).
   DistributedOutputs<memory_space> run(PhaseClock& phases, bool with_polygons = false,
-                                       double abandon_below = -sdot::compat::infinity<double>()) {
+                                       double abandon_below = -sdot::compat::infinity<double>(),
+                                       bool warm_start = false) {
     with_polygons_ = with_polygons;
-    abandon_below_ = abandon_below;
     abandoned_ = false;
+    abandon_ = AbandonBelow<memory_space>{};
+    if (abandon_below > -sdot::compat::infinity<double>()) {
+      abandon_.raised =
+          Kokkos::View<int, memory_space>(Kokkos::view_alloc(space_, "sdot::travel::abandon"));
+      abandon_.below = abandon_below;
+    }
     sdot::compat::ScopedRegion region("sdot::travelling_cells");
     int const n = static_cast<int>(positions_.extent(0));
     // Global numbering: this process's seeds follow those of the processes before it.
@@ -692,7 +735,13 @@ public:
     space_.fence();
     phases.end("boxes");
 
+    if (warm_start)
+      build_box_cells();
+    else
+      box_cells_ = SlotPolygons<memory_space>{};
     Rows results = travel();
+    statistics_.warm_cells = warm_start ? box_warm_cells_ : 0;
+    statistics_.warm_rounds = warm_start ? box_warm_rounds_ : 0;
     statistics_.msg_capacity = msg_capacity_.value();
     statistics_.inbox_capacity = inbox_capacity_.value();
     space_.fence();
@@ -710,12 +759,16 @@ public:
     space_.fence();
     phases.end("results");
     // Traffic over all the processes.
-    auto traffic =
-        ranks_.allgather(std::vector<long>{statistics_.travelled_cells, statistics_.bytes_sent});
-    statistics_.travelled_cells = statistics_.bytes_sent = 0;
+    auto traffic = ranks_.allgather(
+        std::vector<long>{statistics_.travelled_cells, statistics_.bytes_sent,
+                          statistics_.warm_cells, static_cast<long>(statistics_.warm_rounds)});
+    statistics_.travelled_cells = statistics_.bytes_sent = statistics_.warm_cells = 0;
     for (int p = 0; p < ranks_.process_count(); ++p) {
-      statistics_.travelled_cells += traffic[2 * p];
-      statistics_.bytes_sent += traffic[2 * p + 1];
+      statistics_.travelled_cells += traffic[4 * p];
+      statistics_.bytes_sent += traffic[4 * p + 1];
+      statistics_.warm_cells += traffic[4 * p + 2];
+      statistics_.warm_rounds =
+          std::max(statistics_.warm_rounds, static_cast<int>(traffic[4 * p + 3]));
     }
     return out;
   }
@@ -786,6 +839,106 @@ public:
     }
     build_rank_trees();
     boxes_kept_ = true;
+  }
+
+  /// warm_start: the round-0 cells of each local box (the domain cut by the box's seeds alone)
+  /// into box_cells_, by forest item. A box whose last run left a neighbour graph builds them
+  /// from it (build_cells_from_neighbours: certified, exact as the search); otherwise, or when
+  /// the certification fails, they are searched. Each box keeps its new graph for the next run.
+  /// A cell below abandon_below stops the pass (each cell holds its final cell); the first
+  /// round then gives up on every process, and the graphs of the last complete pass are kept.
+  void build_box_cells() {
+    sdot::compat::ScopedRegion region("sdot::travel::box_cells");
+    int const local = ranks_.local_count();
+    int const capacity = polygon_capacity();
+    if (box_graphs_.size() != std::size_t(local))
+      number_box_rows();
+    std::vector<SlotPolygons<memory_space>> kept(local);
+    box_cells_ = SlotPolygons<memory_space>{};
+    box_warm_cells_ = 0;
+    box_warm_rounds_ = 0;
+    for (int l = 0; l < local; ++l) {
+      SeedTree<memory_space> const& tree = boxes_[l].tree;
+      if (tree.size == 0)
+        continue;
+      auto const out = allocate_cell_outputs(space_, tree.size, "sdot::travel::box_cells::");
+      bool built = false;
+      if (!box_graphs_[l].empty()) {
+        auto const warm = build_cells_from_neighbours(
+            space_, tree, domain_vertices_, domain_labels_, capacity, out, kept[l], box_graphs_[l],
+            Kokkos::View<int const*, memory_space>(box_slot_of_[l]), domain_area_, domain_length_,
+            abandon_);
+        if (warm.cells.abandoned)
+          return;
+        built = warm.certified;
+        box_warm_cells_ += built ? warm.warm_cells : 0;
+        box_warm_rounds_ = std::max(box_warm_rounds_, warm.rounds);
+      }
+      if (!built && build_cells_keeping_polygons(space_, tree, domain_vertices_, domain_labels_,
+                                                 capacity, out, kept[l], abandon_)
+                        .abandoned)
+        return;
+      box_graphs_[l] =
+          kept[l].capacity > 0
+              ? neighbour_graph(space_, tree, kept[l],
+                                Kokkos::View<int const*, memory_space>(box_slot_of_[l]))
+              : NeighbourGraph<memory_space>{};
+    }
+    concatenate_box_cells(kept);
+  }
+
+  /// The global index of each box row (row_gids_, at the box's forest offset) and each box's
+  /// tree slot by row, once per set of boxes.
+  void number_box_rows() {
+    int const local = ranks_.local_count();
+    box_graphs_.assign(local, NeighbourGraph<memory_space>{});
+    box_slot_of_.assign(local, Kokkos::View<int*, memory_space>());
+    row_gids_ = Kokkos::View<int*, memory_space>(
+        Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::travel::row_gids"),
+        forest_.seeds.all.extent(0));
+    auto const row_gids = row_gids_;
+    auto const gids = forest_.gids.all;
+    for (int l = 0; l < local; ++l) {
+      int const first = static_cast<int>(box_rows_[l]);
+      auto const index = boxes_[l].tree.index;
+      box_slot_of_[l] = slot_of_index(space_, boxes_[l].tree);
+      Kokkos::parallel_for(
+          "sdot::travel::row_gids", Policy(space_, 0, boxes_[l].tree.size),
+          KOKKOS_LAMBDA(int s) { row_gids(first + index(s)) = gids(first + s); });
+    }
+  }
+
+  /// The boxes' slots one after the other, by forest item (one box: its slots as they are).
+  void concatenate_box_cells(std::vector<SlotPolygons<memory_space>> const& kept) {
+    int const local = static_cast<int>(kept.size());
+    int capacity = 0;
+    for (auto const& k : kept)
+      capacity = std::max(capacity, k.capacity);
+    if (local == 1 || capacity == 0) {
+      box_cells_ = local == 1 ? kept[0] : SlotPolygons<memory_space>{};
+      return;
+    }
+    box_cells_ =
+        allocate_slot_polygons(space_, static_cast<int>(forest_.seeds.all.extent(0)), capacity);
+    auto const to = box_cells_;
+    for (int l = 0; l < local; ++l) {
+      auto const from = kept[l];
+      int const first = static_cast<int>(box_rows_[l]);
+      int const size = static_cast<int>(box_rows_[l + 1] - box_rows_[l]);
+      if (size == 0)
+        continue;
+      Kokkos::parallel_for(
+          "sdot::travel::concatenate_box_cells", Policy(space_, 0, size), KOKKOS_LAMBDA(int s) {
+            int const count = from.capacity == capacity ? from.counts(s) : -1;
+            to.counts(first + s) = count;
+            std::size_t const a = std::size_t(s) * capacity, b = std::size_t(first + s) * capacity;
+            for (int k = 0; k < count; ++k) {
+              to.vertices(b + k, 0) = from.vertices(a + k, 0);
+              to.vertices(b + k, 1) = from.vertices(a + k, 1);
+              to.labels(b + k) = from.labels(a + k);
+            }
+          });
+    }
   }
 
   /// The tree over the ranks' boxes and the top nodes of every rank's index (their bounds
@@ -1186,11 +1339,9 @@ public:
     step.rank_tree = rank_tree_;
     step.rank_top_nodes = rank_top_nodes_;
     step.rank_top_levels = rank_top_levels_;
-    if (abandon_below_ > -sdot::compat::infinity<double>()) {
-      step.abandon.raised =
-          Kokkos::View<int, memory_space>(Kokkos::view_alloc(space_, "sdot::travel::abandon"));
-      step.abandon.below = abandon_below_;
-    }
+    step.abandon = abandon_;
+    step.box_cells = box_cells_;
+    step.row_gids = row_gids_;
     step.first_rank = ranks_.first_local();
     step.from_messages = false;
     step.layout = MessageLayout{0};
@@ -1579,6 +1730,7 @@ private:
   Kokkos::View<double const*, memory_space> weights_;
   ConstPoints<memory_space> domain_vertices_;
   Kokkos::View<int const*, memory_space> domain_labels_;
+  double domain_area_, domain_length_; ///< for the certification of warm_start
   int leaf_size_;
   loom::Capacity msg_capacity_, inbox_capacity_;
   int kept_vertices_per_seed_;
@@ -1602,10 +1754,19 @@ private:
   /// again when packed.
   int kept_slots_ = 0;
   bool with_polygons_ = false;
-  double abandon_below_ = -sdot::compat::infinity<double>(); ///< of the current run
-  bool abandoned_ = false;                                   ///< the last run gave up
+  AbandonBelow<memory_space> abandon_;   ///< of the current run (abandon_below)
+  bool abandoned_ = false;               ///< the last run gave up
   VertexHeap<memory_space> vertex_heap_; ///< of the finished cells, with polygons
   TravelStatistics<memory_space> statistics_;
+  // warm_start (build_box_cells()): each box's round-0 cells by forest item, the neighbour
+  // graph of each box's last ones (by its tree slots), each box's tree slot by row, and the
+  // global index of each forest row.
+  SlotPolygons<memory_space> box_cells_;
+  std::vector<NeighbourGraph<memory_space>> box_graphs_;
+  std::vector<Kokkos::View<int*, memory_space>> box_slot_of_;
+  Kokkos::View<int*, memory_space> row_gids_;
+  long box_warm_cells_ = 0;
+  int box_warm_rounds_ = 0;
 };
 
 } // namespace sdot::detail
