@@ -144,8 +144,10 @@ void BM_BoxesOnOneDevice(benchmark::State& state, std::string const& kind) {
 // A recomputation at new weights (set_weights(), which keeps the boxes and their indexes)
 // against a new diagram of the same weights, timed in the same iteration: range(0) seeds,
 // range(1) boxes in one process. The weights alternate between the cloud's and the cloud's
-// moved by 10 % (0.1 w sin(7x + 3y)).
-void BM_NewWeightsOnBoxes(benchmark::State& state, std::string const& kind) {
+// moved by 10 % (0.1 w sin(7x + 3y)). `warm`: the recomputation with warm_start (each box's
+// first-round cells from their earlier neighbours; warm_fraction: those certified), the new
+// diagram without.
+void BM_NewWeightsOnBoxes(benchmark::State& state, std::string const& kind, bool warm) {
   if (!one_process(state))
     return;
   int const n = static_cast<int>(state.range(0));
@@ -159,9 +161,11 @@ void BM_NewWeightsOnBoxes(benchmark::State& state, std::string const& kind) {
   sdot::PowerDiagramOptions options;
   options.nb_boxes = static_cast<int>(state.range(1));
   auto const domain = sdot::box_half_spaces({0, 0}, {1, 1});
-  sdot::PowerDiagram pd(x, weights[0], domain, options);
+  sdot::PowerDiagramOptions recomputed_options = options;
+  recomputed_options.warm_start = warm;
+  sdot::PowerDiagram pd(x, weights[0], domain, recomputed_options);
   pd.measures();
-  double recomputed = 0, fresh = 0;
+  double recomputed = 0, fresh = 0, warm_cells = 0;
   int k = 0;
   for (auto _ : state) {
     auto const& w = weights[++k % 2];
@@ -177,8 +181,11 @@ void BM_NewWeightsOnBoxes(benchmark::State& state, std::string const& kind) {
     other.measures();
     Kokkos::fence();
     fresh += timer.seconds();
+    warm_cells += pd.statistics().warm_cells;
     report(state, pd, n);
   }
+  if (warm)
+    state.counters["warm_fraction"] = warm_cells / state.iterations() / n;
   state.counters["ns_per_cell"] = 1e9 * recomputed / state.iterations() / n;
   state.counters["new_diagram_ns_per_cell"] = 1e9 * fresh / state.iterations() / n;
   state.counters["ratio_to_new_diagram"] = recomputed / fresh;
@@ -199,12 +206,14 @@ int const registered = [] {
     add(kind)->ArgsProduct({{100000}, {1, 8, 64}});
   add("line")->Args({1000, 1})->Args({1000, 257});
   for (char const* kind : {"uniform", "clustered"})
-    benchmark::RegisterBenchmark((std::string("BM_NewWeightsOnBoxes/") + kind).c_str(),
-                                 BM_NewWeightsOnBoxes, kind)
-        ->ArgsProduct({{100000, 1000000}, {1, 2, 8, 64}})
-        ->Iterations(4)
-        ->UseManualTime()
-        ->Unit(benchmark::kMillisecond);
+    for (bool warm : {false, true})
+      benchmark::RegisterBenchmark(
+          (std::string("BM_NewWeightsOnBoxes/") + kind + (warm ? "/warm" : "")).c_str(),
+          BM_NewWeightsOnBoxes, kind, warm)
+          ->ArgsProduct({{100000, 1000000}, {1, 2, 8, 64}})
+          ->Iterations(4)
+          ->UseManualTime()
+          ->Unit(benchmark::kMillisecond);
   return 0;
 }();
 
