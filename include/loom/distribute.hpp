@@ -1,7 +1,8 @@
 #pragma once
 /// @file
 /// loom::distribute: sends rows to ranks, with memory and traffic that follow the rows
-/// actually sent (no [size, capacity] padding), for bulk data such as seeds or cells.
+/// actually sent (no [size, capacity] padding), for bulk data such as seeds or cells; and
+/// loom::Distributor, its plan for destinations that serve many times.
 
 #include <loom/detail/alltoallv.hpp>
 #include <loom/detail/segments.hpp>
@@ -14,6 +15,7 @@
 #include <cstdint>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 namespace loom {
@@ -323,6 +325,37 @@ Distributed<T, typename ExecSpace::memory_space> group_by_local_rank(
   return result;
 }
 
+/// index(i, 0) = i.
+template <class ExecSpace, class Index>
+void fill_row_indices(ExecSpace const& space, Index const& index) {
+  Kokkos::parallel_for(
+      "loom::Distributor::row_indices",
+      Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>(space, 0, index.extent(0)),
+      KOKKOS_LAMBDA(std::int64_t i) { index(i, 0) = i; });
+}
+
+/// The rows source(k) of `rows`, in that order.
+template <class ExecSpace, class T, class Source>
+Kokkos::View<T**, Kokkos::LayoutRight, typename ExecSpace::memory_space>
+gather_rows(ExecSpace const& space,
+            Kokkos::View<T**, Kokkos::LayoutRight, typename ExecSpace::memory_space> const& rows,
+            Source const& source) {
+  std::int64_t const count = static_cast<std::int64_t>(source.extent(0));
+  std::int64_t const cols = static_cast<std::int64_t>(rows.extent(1));
+  Kokkos::View<T**, Kokkos::LayoutRight, typename ExecSpace::memory_space> out(
+      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "loom::Distributor::sorted"), count,
+      cols);
+  Kokkos::parallel_for(
+      "loom::Distributor::gather",
+      Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>(space, 0, count),
+      KOKKOS_LAMBDA(std::int64_t k) {
+        std::int64_t const from = source(k);
+        for (std::int64_t c = 0; c < cols; ++c)
+          out(k, c) = rows(from, c);
+      });
+  return out;
+}
+
 } // namespace detail
 
 /// Sends row i of `rows` ([n, cols], this process's rows) to global rank `dest(i)` (-1: drop
@@ -375,5 +408,87 @@ distribute(ExecSpace const& space, Ranks const& ranks, DestView const& dest,
       space, ranks, sorted, send_counts, recv_counts, received);
   return detail::group_by_local_rank(space, incoming, recv_rank_counts, processes, local);
 }
+
+/// The plan of a distribute() that runs again and again with the same destinations (Cabana's
+/// Distributor): built once from `dest`, it keeps each sent row's source row, the counts per
+/// rank and their exchange, and distribute(rows) then sends any payload of whole rows with
+/// one gather and one all-to-all, no sort and no exchange of counts. The result is that of
+/// loom::distribute(space, ranks, dest, rows), bit for bit.
+template <class ExecSpace>
+class Distributor {
+public:
+  using memory_space = typename ExecSpace::memory_space; ///< where the rows live
+
+  /// Collective over the processes of `ranks`: a destination outside [-1, size) on any process
+  /// makes every process throw the same loom::Error. `dest` may change after: the plan keeps
+  /// what it needs.
+  template <class DestView>
+  Distributor(ExecSpace const& space, Ranks ranks, DestView const& dest)
+      : space_(space), ranks_(std::move(ranks)) {
+    static_assert(
+        Kokkos::SpaceAccessibility<ExecSpace, typename DestView::memory_space>::accessible,
+        "loom::Distributor: dest must be accessible from the execution space");
+    sdot::compat::ScopedRegion region("loom::Distributor");
+    std::int64_t const n = static_cast<std::int64_t>(dest.extent(0));
+    rows_ = n;
+    detail::checked_lengths(space, ranks_, dest, n, 1, nullptr);
+    // The source row of each sent row: the stable sort of the row indices by destination.
+    Kokkos::View<std::int64_t**, Kokkos::LayoutRight, memory_space> index(
+        Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "loom::Distributor::index"), n, 1);
+    detail::fill_row_indices(space, index);
+    auto const sorted = detail::sort_by_destination(space, ranks_.size(), dest, index,
+                                                    Kokkos::View<std::int64_t*, memory_space>());
+    source_ = Kokkos::subview(sorted.rows, Kokkos::ALL, 0);
+    int const size = ranks_.size(), local = ranks_.local_count();
+    int const processes = ranks_.process_count();
+    if (processes == 1) {
+      offsets_.assign(sorted.starts.begin(), sorted.starts.begin() + local + 1);
+      return;
+    }
+    std::vector<std::int64_t> send_rank_counts(size);
+    recv_rank_counts_.assign(size, 0);
+    for (int d = 0; d < size; ++d)
+      send_rank_counts[d] = sorted.starts[d + 1] - sorted.starts[d];
+    ranks_.alltoall_bytes(send_rank_counts.data(), recv_rank_counts_.data(),
+                          local * sizeof(std::int64_t));
+    send_counts_.assign(processes, 0);
+    recv_counts_.assign(processes, 0);
+    for (int p = 0; p < processes; ++p)
+      for (int l = 0; l < local; ++l) {
+        send_counts_[p] += send_rank_counts[p * local + l];
+        recv_counts_[p] += recv_rank_counts_[p * local + l];
+        received_ += recv_rank_counts_[p * local + l];
+      }
+  }
+
+  /// Collective: row i of `rows` ([n, cols], n the plan's rows) to global rank dest(i), as
+  /// loom::distribute does.
+  template <class T>
+  Distributed<T, memory_space>
+  distribute(Kokkos::View<T**, Kokkos::LayoutRight, memory_space> const& rows) const {
+    sdot::compat::ScopedRegion region("loom::Distributor::distribute");
+    ranks_.agree(static_cast<std::int64_t>(rows.extent(0)) == rows_,
+                 "loom::Distributor::distribute: the rows differ in number from the plan's "
+                 "destinations");
+    detail::SortedRows<T, memory_space> sorted;
+    sorted.rows = detail::gather_rows(space_, rows, source_);
+    if (ranks_.process_count() == 1)
+      return {sorted.rows, offsets_};
+    auto const incoming = detail::exchange_sorted_rows<ExecSpace, T, false>(
+        space_, ranks_, sorted, send_counts_, recv_counts_, received_);
+    return detail::group_by_local_rank(space_, incoming, recv_rank_counts_, ranks_.process_count(),
+                                       ranks_.local_count());
+  }
+
+private:
+  ExecSpace space_;
+  Ranks ranks_;
+  std::int64_t rows_ = 0;     ///< rows of the plan's destinations
+  std::int64_t received_ = 0; ///< rows this process receives (several processes)
+  /// The source row of each sent row, in the order of the sent rows.
+  Kokkos::View<std::int64_t*, Kokkos::LayoutStride, memory_space> source_;
+  std::vector<std::int64_t> offsets_; ///< one process: the local ranks' rows
+  std::vector<std::int64_t> send_counts_, recv_counts_, recv_rank_counts_;
+};
 
 } // namespace loom

@@ -147,31 +147,45 @@ void check_exchange(loom::Ranks const& r, int capacity) {
 // in increasing order, the rows it sent to l in their order. A length outside [0, wide] on
 // one rank makes every process throw.
 template <class T>
-void check_distribute(loom::Ranks const& r, bool partial) {
-  int const wide = 5;
-  auto length_of = [&](int g, int i) { return partial ? (g + i) % (wide + 1) : wide; };
+struct DistributeInput {
+  Kokkos::View<int*, Mem> dest, lengths;
+  Kokkos::View<T**, Kokkos::LayoutRight, Mem> rows;
+};
+
+inline int distributed_length(int g, int i, int wide, bool partial) {
+  return partial ? (g + i) % (wide + 1) : wide;
+}
+
+/// This process's rows: row i of rank g to dest_of(g, i), its values value_of(g, i, c) + shift.
+template <class T>
+DistributeInput<T> distribute_input(loom::Ranks const& r, int wide, bool partial, T shift = 0) {
   std::vector<std::int64_t> offsets{0};
   for (int l = 0; l < r.local_count(); ++l)
     offsets.push_back(offsets.back() + rows_of(r.rank(l), r.size()));
   std::int64_t const n = offsets.back();
-  Kokkos::View<int*, Mem> dest("dest", n), lengths("lengths", n);
-  Kokkos::View<T**, Kokkos::LayoutRight, Mem> rows("rows", n, wide);
-  auto hd = Kokkos::create_mirror_view(dest);
-  auto hl = Kokkos::create_mirror_view(lengths);
-  auto hr = Kokkos::create_mirror_view(rows);
+  DistributeInput<T> in{Kokkos::View<int*, Mem>("dest", n), Kokkos::View<int*, Mem>("lengths", n),
+                        Kokkos::View<T**, Kokkos::LayoutRight, Mem>("rows", n, wide)};
+  auto hd = Kokkos::create_mirror_view(in.dest);
+  auto hl = Kokkos::create_mirror_view(in.lengths);
+  auto hr = Kokkos::create_mirror_view(in.rows);
   for (int l = 0; l < r.local_count(); ++l)
     for (int i = 0; i < rows_of(r.rank(l), r.size()); ++i) {
       std::int64_t const k = offsets[l] + i;
       hd(k) = dest_of(r.rank(l), i, r.size());
-      hl(k) = length_of(r.rank(l), i);
+      hl(k) = distributed_length(r.rank(l), i, wide, partial);
       for (int c = 0; c < wide; ++c)
-        hr(k, c) = c < hl(k) ? value_of<T>(r.rank(l), i, c) : T(-7);
+        hr(k, c) = c < hl(k) ? value_of<T>(r.rank(l), i, c) + shift : T(-7);
     }
-  Kokkos::deep_copy(dest, hd);
-  Kokkos::deep_copy(lengths, hl);
-  Kokkos::deep_copy(rows, hr);
-  auto const got = partial ? loom::distribute(Exec(), r, dest, rows, lengths)
-                           : loom::distribute(Exec(), r, dest, rows);
+  Kokkos::deep_copy(in.dest, hd);
+  Kokkos::deep_copy(in.lengths, hl);
+  Kokkos::deep_copy(in.rows, hr);
+  return in;
+}
+
+/// The rows of distribute_input() as each local rank must receive them.
+template <class T>
+void expect_distributed(loom::Ranks const& r, loom::Distributed<T, Mem> const& got, int wide,
+                        bool partial, T shift = 0) {
   auto const data = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), got.rows);
   EXPECT_EQ(got.offsets.size(), std::size_t(r.local_count() + 1));
   for (int l = 0; l < r.local_count() && got.offsets.size() == std::size_t(r.local_count() + 1);
@@ -179,18 +193,60 @@ void check_distribute(loom::Ranks const& r, bool partial) {
     std::int64_t k = got.offsets[l];
     for (int g = 0; g < r.size(); ++g)
       for (int i : rows_to(g, r.rank(l), r.size())) {
-        for (int c = 0; c < length_of(g, i) && k < got.offsets[l + 1]; ++c)
-          EXPECT_EQ(data(k, c), value_of<T>(g, i, c))
+        for (int c = 0; c < distributed_length(g, i, wide, partial) && k < got.offsets[l + 1]; ++c)
+          EXPECT_EQ(data(k, c), value_of<T>(g, i, c) + shift)
               << "rank " << r.rank(l) << " from " << g << " row " << i << " value " << c;
         ++k;
       }
     EXPECT_EQ(k, got.offsets[l + 1]) << "rank " << r.rank(l);
   }
+}
+
+template <class T>
+void check_distribute(loom::Ranks const& r, bool partial) {
+  int const wide = 5;
+  auto const in = distribute_input<T>(r, wide, partial);
+  auto const got = partial ? loom::distribute(Exec(), r, in.dest, in.rows, in.lengths)
+                           : loom::distribute(Exec(), r, in.dest, in.rows);
+  expect_distributed(r, got, wide, partial);
   if (partial && r.local_count() > 0) {
-    if (r.rank(0) == 0 && n > 0)
-      Kokkos::deep_copy(Kokkos::subview(lengths, 0), wide + 1);
-    EXPECT_THROW(loom::distribute(Exec(), r, dest, rows, lengths), loom::Error);
+    if (r.rank(0) == 0 && in.dest.extent(0) > 0)
+      Kokkos::deep_copy(Kokkos::subview(in.lengths, 0), wide + 1);
+    EXPECT_THROW(loom::distribute(Exec(), r, in.dest, in.rows, in.lengths), loom::Error);
   }
+}
+
+// The plan (loom::Distributor) built once, then run on payloads of different widths and values
+// after its destinations were overwritten: each time what distribute() gives, bit for bit. A
+// destination out of range on one rank, or a payload of another length, makes every process
+// throw.
+template <class T>
+void check_distributor(loom::Ranks const& r) {
+  auto in = distribute_input<T>(r, 3, false);
+  loom::Distributor<Exec> plan(Exec(), r, in.dest);
+  auto const dest = in.dest;
+  Kokkos::deep_copy(in.dest, -1); // the plan keeps what it needs
+  int run = 0;
+  for (int wide : {3, 1, 4}) {
+    T const shift = static_cast<T>(10 * run++);
+    auto const payload = distribute_input<T>(r, wide, false, shift);
+    auto const got = plan.distribute(payload.rows);
+    expect_distributed(r, got, wide, false, shift);
+    auto const direct = loom::distribute(Exec(), r, payload.dest, payload.rows);
+    EXPECT_EQ(got.offsets, direct.offsets);
+    auto const a = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), got.rows);
+    auto const b = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), direct.rows);
+    ASSERT_EQ(a.extent(0), b.extent(0));
+    for (std::size_t k = 0; k < a.extent(0); ++k)
+      for (int c = 0; c < wide; ++c)
+        ASSERT_EQ(a(k, c), b(k, c)) << "row " << k;
+  }
+  bool const first_process = r.local_count() > 0 && r.rank(0) == 0;
+  Kokkos::View<T**, Kokkos::LayoutRight, Mem> other("other", dest.extent(0) + first_process, 2);
+  EXPECT_THROW(plan.distribute(other), loom::Error);
+  if (first_process && dest.extent(0) > 0)
+    Kokkos::deep_copy(Kokkos::subview(dest, 0), r.size());
+  EXPECT_THROW(loom::Distributor<Exec>(Exec(), r, dest), loom::Error);
 }
 
 // Nothing to send anywhere: every row dropped.

@@ -71,6 +71,10 @@ TEST_P(Boxes, DistributeRowsOfVaryingLength) {
 TEST_P(Boxes, DistributeLongRowsOfVaryingLength) {
   loom_test::check_distribute<long>(ranks(), true);
 }
+TEST_P(Boxes, DistributorPlanGivesWhatDistributeGives) {
+  loom_test::check_distributor<double>(ranks());
+  loom_test::check_distributor<long>(ranks());
+}
 TEST_P(Boxes, ExchangeLong) {
   loom_test::check_exchange<long>(ranks(), 64);
 }

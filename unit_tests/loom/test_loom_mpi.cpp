@@ -103,6 +103,10 @@ TEST_P(Mpi, DistributeRowsOfVaryingLength) {
 TEST_P(Mpi, DistributeLongRowsOfVaryingLength) {
   loom_test::check_distribute<long>(ranks(), true);
 }
+TEST_P(Mpi, DistributorPlanGivesWhatDistributeGives) {
+  loom_test::check_distributor<double>(ranks());
+  loom_test::check_distributor<long>(ranks());
+}
 TEST_P(Mpi, ExchangeLong) {
   loom_test::check_exchange<long>(ranks(), 64);
 }

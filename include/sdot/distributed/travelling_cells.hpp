@@ -33,6 +33,7 @@
 
 #include <cmath>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -813,8 +814,9 @@ public:
     boxes_kept_ = false;
   }
 
-  /// The weights of set_weights() moved to the boxes as the seeds were (the same destinations,
-  /// so the same order), and each box's index given them.
+  /// The weights of set_weights() moved to the boxes by the seeds' plan (the same
+  /// destinations, so the same order; no sort, no exchange of counts), and each box's index
+  /// given them.
   void reweight_boxes_and_trees() {
     int const n = static_cast<int>(positions_.extent(0));
     Rows rows(Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::travel::weight_rows"),
@@ -823,7 +825,7 @@ public:
     Kokkos::parallel_for(
         "sdot::travel::pack_weights", Policy(space_, 0, n),
         KOKKOS_LAMBDA(int i) { rows(i, 0) = weights(i); });
-    auto const mine = loom::distribute(space_, ranks_, box_of_seed_, rows);
+    auto const mine = seeds_to_boxes_->distribute(rows);
     bytes_sent_seeds_ = moved_seeds_ * static_cast<long>(sizeof(double));
     for (int l = 0; l < ranks_.local_count(); ++l) {
       int const begin = static_cast<int>(box_rows_[l]),
@@ -964,7 +966,7 @@ public:
                                                               std::int64_t total) {
     int const n = static_cast<int>(positions_.extent(0));
     auto const box = bisect_into_boxes(space_, ranks_, positions_, first_gid, total);
-    box_of_seed_ = box;
+    seeds_to_boxes_.emplace(space_, ranks_, box);
     Rows rows(Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::travel::seed_rows"), n,
               4);
     auto positions = positions_;
@@ -976,7 +978,7 @@ public:
           rows(i, 2) = weights(i);
           rows(i, 3) = static_cast<double>(first_gid + i);
         });
-    auto mine = loom::distribute(space_, ranks_, box, rows);
+    auto mine = seeds_to_boxes_->distribute(rows);
     int const local = ranks_.local_count(), process = ranks_.process_rank();
     long moved = 0;
     Kokkos::parallel_reduce(
@@ -1741,10 +1743,11 @@ private:
   loom::RowBlocks seed_blocks_;
   long bytes_sent_seeds_ = 0;
   long moved_seeds_ = 0; ///< seeds of this process whose box is on another process
-  /// The box of each of this process's seeds (a rank), and each local box's index: its tree
-  /// (whose arrays are views into forest_ with several boxes) with the box's rows as input
-  /// indices; the rows of local box l are [box_rows_[l], box_rows_[l + 1]).
-  Kokkos::View<int*, memory_space> box_of_seed_;
+  /// The plan that moves this process's seeds (and, after set_weights(), their weights) to
+  /// their boxes, and each local box's index: its tree (whose arrays are views into forest_
+  /// with several boxes) with the box's rows as input indices; the rows of local box l are
+  /// [box_rows_[l], box_rows_[l + 1]).
+  std::optional<loom::Distributor<ExecutionSpace>> seeds_to_boxes_;
   std::vector<BoxIndex> boxes_;
   std::vector<std::int64_t> box_rows_;
   bool reweight_ = false;   ///< set_weights() was called since the last run
