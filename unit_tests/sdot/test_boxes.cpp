@@ -561,6 +561,41 @@ void expect_same_outputs(DiagramBits const& a, DiagramBits const& b) {
   ASSERT_EQ(a.labels, b.labels);
 }
 
+/// A change of the weights of a cloud: from `first`'s to `second`.
+struct WeightChange {
+  std::string name;
+  Cloud first;
+  std::vector<double> second;
+  std::vector<sdot::HalfSpace> domain;
+};
+
+/// The changes both recomputation tests go through: displaced cells (n_displaced seeds) from
+/// small weights to theirs, which move the cells far from their seeds; a cloud in one corner
+/// (n_corner seeds) to one cell holding much of the domain, some negative weights and empty
+/// cells; every reference case (duplicates, seeds outside the domain, a triangle, 0, 1 and 2
+/// seeds) from zero weights to its own.
+std::vector<WeightChange> weight_changes(int n_displaced, unsigned displaced_seed, int n_corner,
+                                         unsigned corner_seed) {
+  std::vector<WeightChange> changes;
+  auto const displaced = displaced_cells_cloud(n_displaced, displaced_seed);
+  auto small = displaced;
+  for (std::size_t i = 0; i < small.w.size(); ++i)
+    small.w[i] = 1e-4 * std::sin(double(i));
+  changes.push_back({"displaced cells", small, displaced.w, unit_square()});
+  auto const corner = partial_cloud("corner", n_corner, corner_seed);
+  auto w = corner.w;
+  w[5] = 0.3;
+  for (std::size_t i = 0; i < w.size(); i += 7)
+    w[i] = -0.01;
+  changes.push_back({"corner", corner, w, unit_square()});
+  for (auto const& rc : reference_cases()) {
+    auto zero = rc.cloud;
+    std::fill(zero.w.begin(), zero.w.end(), 0.0);
+    changes.push_back({rc.name, zero, rc.cloud.w, rc.domain});
+  }
+  return changes;
+}
+
 /// set_weights() keeps the boxes and their indexes: at each box count, the diagram of the
 /// second weights, then of the first again, gives the bits of a new diagram of them, with and
 /// without kept polygons.
@@ -591,25 +626,10 @@ void expect_new_weights_as_a_new_diagram(Cloud const& first, std::vector<double>
 } // namespace
 
 TEST(Boxes, NewWeightsKeepTheBoxesAndGiveWhatANewDiagramGives) {
-  // From small weights to weights that move the cells far from their seeds, and back.
-  auto const displaced = displaced_cells_cloud(1500, 61);
-  auto small = displaced;
-  for (std::size_t i = 0; i < small.w.size(); ++i)
-    small.w[i] = 1e-4 * std::sin(double(i));
-  expect_new_weights_as_a_new_diagram(small, displaced.w);
-  // A cloud in one corner; then one cell holding much of the domain, some negative weights.
-  auto const corner = partial_cloud("corner", 1200, 62);
-  auto w = corner.w;
-  w[5] = 0.3;
-  for (std::size_t i = 0; i < w.size(); i += 7)
-    w[i] = -0.01;
-  expect_new_weights_as_a_new_diagram(corner, w);
-  // Duplicates, seeds outside the domain, 0, 1 and 2 seeds: from zero weights to theirs.
-  for (auto const& rc : reference_cases()) {
-    SCOPED_TRACE(rc.name);
-    auto zero = rc.cloud;
-    std::fill(zero.w.begin(), zero.w.end(), 0.0);
-    expect_new_weights_as_a_new_diagram(zero, rc.cloud.w, rc.domain);
+  // Each change of weights, and back.
+  for (auto const& change : weight_changes(1500, 61, 1200, 62)) {
+    SCOPED_TRACE(change.name);
+    expect_new_weights_as_a_new_diagram(change.first, change.second, change.domain);
   }
 }
 
@@ -679,37 +699,28 @@ void expect_warm_start_as_a_new_diagram(Cloud const& first, std::vector<double> 
 } // namespace
 
 TEST(Boxes, WarmStartBuildsTheFirstRoundFromTheNeighboursAndGivesANewDiagram) {
-  // Weights that move the cells far from their seeds, from small ones (most cells fail the
-  // certification and are searched) and from nearby ones (most are certified).
-  auto const displaced = displaced_cells_cloud(1000, 63);
-  auto small = displaced;
-  for (std::size_t i = 0; i < small.w.size(); ++i)
-    small.w[i] = 1e-4 * std::sin(double(i));
-  expect_warm_start_as_a_new_diagram(small, displaced.w, unit_square(), true);
-  auto near = displaced.w;
+  // Each change of weights, and back: the displaced cells from small weights (most cells fail
+  // the certification and are searched, some are certified), the others from zero weights.
+  auto const changes = weight_changes(1000, 63, 1000, 65);
+  for (auto const& change : changes) {
+    SCOPED_TRACE(change.name);
+    expect_warm_start_as_a_new_diagram(change.first, change.second, change.domain,
+                                       change.name == "displaced cells");
+  }
+  // The displaced cells from nearby weights (most are certified).
+  auto const& displaced = changes[0];
+  Cloud at_solution = displaced.first;
+  at_solution.w = displaced.second;
+  auto near = displaced.second;
   for (std::size_t i = 0; i < near.size(); ++i)
     near[i] += 1e-5 * std::cos(3.0 * double(i));
-  expect_warm_start_as_a_new_diagram(displaced, near, unit_square(), true);
-  // A clustered cloud; a cloud in one corner whose cells move: one holding much of the domain,
-  // some negative weights, empty cells.
+  expect_warm_start_as_a_new_diagram(at_solution, near, unit_square(), true);
+  // A clustered cloud.
   auto const clustered = clustered_cloud(1200, 64);
   auto moved = clustered.w;
   for (std::size_t i = 0; i < moved.size(); ++i)
     moved[i] += 2e-4 * std::sin(7 * clustered.x[i][0] + 3 * clustered.x[i][1]);
   expect_warm_start_as_a_new_diagram(clustered, moved, unit_square(), true);
-  auto const corner = partial_cloud("corner", 1000, 65);
-  auto w = corner.w;
-  w[5] = 0.3;
-  for (std::size_t i = 0; i < w.size(); i += 7)
-    w[i] = -0.01;
-  expect_warm_start_as_a_new_diagram(corner, w, unit_square(), false);
-  // Duplicates, seeds outside the domain, a triangle, 0, 1 and 2 seeds: from zero weights.
-  for (auto const& rc : reference_cases()) {
-    SCOPED_TRACE(rc.name);
-    auto zero = rc.cloud;
-    std::fill(zero.w.begin(), zero.w.end(), 0.0);
-    expect_warm_start_as_a_new_diagram(zero, rc.cloud.w, rc.domain, false);
-  }
 }
 
 TEST(Boxes, WarmStartWithSameBitsGivesTheBitsOfOneBox) {

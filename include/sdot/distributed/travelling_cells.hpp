@@ -481,8 +481,7 @@ struct TravelStep {
     if (kind == message_answer)
       return;
     int const rank = first_rank + l;
-    ClipResult const r =
-        kind == 0 ? own_cut(cell, seed, l, item) : clip_by_tree(cell, seed, forest.tree(l));
+    ClipResult const r = cut_by_rank(cell, seed, l, item, kind);
     if (r == ClipResult::overflow) {
       overflowed(item) = 1;
       return;
@@ -550,12 +549,19 @@ struct TravelStep {
     return size == 0 ? ClipResult::emptied : ClipResult::clipped;
   }
 
+  /// The item's cell cut by the seeds of its local rank: a round-0 item's from `box_cells`
+  /// (own_cut), a received cell's by the search.
+  KOKKOS_FUNCTION ClipResult cut_by_rank(Polygon& cell, CellSeed const& seed, int l, int item,
+                                         int kind) const {
+    return kind == 0 ? own_cut(cell, seed, l, item) : clip_by_tree(cell, seed, forest.tree(l));
+  }
+
   /// The item's cut cell: kept by the decision pass, or cut again.
   KOKKOS_FUNCTION ClipResult cut(Polygon& cell, CellSeed const& seed, int l, int item,
                                  int kind) const {
     int const slot = kept_slot(item);
     if (slot < 0)
-      return kind == 0 ? own_cut(cell, seed, l, item) : clip_by_tree(cell, seed, forest.tree(l));
+      return cut_by_rank(cell, seed, l, item, kind);
     read_cell(kept, slot, MessageLayout{static_cast<int>(kept.extent(1)) - MessageLayout::header},
               cell);
     return ClipResult::clipped;
