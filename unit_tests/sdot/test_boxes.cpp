@@ -51,6 +51,23 @@ void expect_same_as_one_box(Cloud const& c, std::vector<int> const& boxes,
   }
 }
 
+/// Each polygon of `polygons` (cell_polygons()) has the area `measures` gives its cell.
+template <class Polygons>
+void expect_polygon_areas_are_the_measures(Polygons const& polygons,
+                                           std::vector<double> const& measures) {
+  auto const offsets = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), polygons.offsets);
+  auto const vertices = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), polygons.vertices);
+  ASSERT_EQ(offsets.extent(0), measures.size() + 1);
+  for (std::size_t i = 0; i < measures.size(); ++i) {
+    double area = 0;
+    for (int k = offsets(i); k < offsets(i + 1); ++k) {
+      int const l = k + 1 == offsets(i + 1) ? offsets(i) : k + 1;
+      area += vertices(k, 0) * vertices(l, 1) - vertices(l, 0) * vertices(k, 1);
+    }
+    EXPECT_NEAR(area / 2, measures[i], 1e-14) << "cell " << i;
+  }
+}
+
 } // namespace
 
 TEST(Boxes, UniformCloud) {
@@ -229,74 +246,17 @@ TEST(Boxes, CellPolygonsMatchOneBox) {
   auto b = five.cell_polygons();
   auto ao = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), a.offsets);
   auto bo = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), b.offsets);
-  auto bv = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), b.vertices);
   auto as = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), a.edge_sources);
   auto bs = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), b.edge_sources);
-  auto m = to_vector(one.measures());
   for (int i = 0; i < 600; ++i) {
-    // Same neighbours (as sets: the first vertex may differ), same area.
+    // Same neighbours (as sets: the first vertex may differ).
     std::vector<int> na(as.data() + ao(i), as.data() + ao(i + 1)),
         nb(bs.data() + bo(i), bs.data() + bo(i + 1));
     std::sort(na.begin(), na.end());
     std::sort(nb.begin(), nb.end());
     EXPECT_EQ(na, nb) << "cell " << i;
-    double area = 0;
-    for (int k = bo(i); k < bo(i + 1); ++k) {
-      int l = k + 1 == bo(i + 1) ? bo(i) : k + 1;
-      area += bv(k, 0) * bv(l, 1) - bv(l, 0) * bv(k, 1);
-    }
-    EXPECT_NEAR(area / 2, m[i], 1e-14) << "cell " << i;
   }
-}
-
-TEST(Boxes, KeptVerticesThatDoNotFitAreCutAgainWithMoreRoom) {
-  // Room for one vertex per seed: round 0 finishes more, so it is cut again with the room it
-  // asked for; the polygons and measures are those of the default room, and the room is kept
-  // for the next computation of the diagram.
-  auto c = clustered_cloud(700, 6);
-  for (auto& w : c.w)
-    w *= 1e-3;
-  for (int boxes : {2, 8, 64}) {
-    sdot::PowerDiagramOptions options;
-    options.nb_boxes = boxes;
-    options.keep_polygons = true;
-    sdot::PowerDiagram<> roomy(positions_view(c), weights_view(c), unit_square(), options);
-    auto m = to_vector(roomy.measures());
-    EXPECT_EQ(roomy.statistics().reruns, 0) << boxes << " boxes";
-    options.kept_vertices_per_seed = 1;
-    sdot::PowerDiagram<> tight(positions_view(c), weights_view(c), unit_square(), options);
-    EXPECT_EQ(to_vector(tight.measures()), m) << boxes << " boxes";
-    EXPECT_GT(tight.statistics().reruns, 0) << boxes << " boxes";
-    EXPECT_GT(tight.options().kept_vertices_per_seed, 1) << boxes << " boxes";
-    auto a = roomy.cell_polygons();
-    auto b = tight.cell_polygons();
-    auto ao = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), a.offsets);
-    auto bo = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), b.offsets);
-    auto av = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), a.vertices);
-    auto bv = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), b.vertices);
-    auto as = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), a.edge_sources);
-    auto bs = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), b.edge_sources);
-    ASSERT_EQ(ao.extent(0), bo.extent(0));
-    for (std::size_t i = 0; i < ao.extent(0); ++i)
-      ASSERT_EQ(ao(i), bo(i)) << "offset " << i << ", " << boxes << " boxes";
-    for (std::size_t k = 0; k < av.extent(0); ++k) {
-      EXPECT_EQ(av(k, 0), bv(k, 0)) << "vertex " << k << ", " << boxes << " boxes";
-      EXPECT_EQ(av(k, 1), bv(k, 1)) << "vertex " << k << ", " << boxes << " boxes";
-      EXPECT_EQ(as(k), bs(k)) << "vertex " << k << ", " << boxes << " boxes";
-    }
-    // The grown room stays with the diagram.
-    auto w = c.w;
-    for (auto& x : w)
-      x *= 0.5;
-    Kokkos::View<double*> weights("weights", w.size());
-    auto wh = Kokkos::create_mirror_view(weights);
-    for (std::size_t i = 0; i < w.size(); ++i)
-      wh(i) = w[i];
-    Kokkos::deep_copy(weights, wh);
-    tight.set_weights(weights);
-    tight.measures();
-    EXPECT_EQ(tight.statistics().reruns, 0) << boxes << " boxes";
-  }
+  expect_polygon_areas_are_the_measures(b, to_vector(one.measures()));
 }
 
 TEST(Boxes, CellPolygonsOfAClusteredCloud) {
@@ -304,21 +264,12 @@ TEST(Boxes, CellPolygonsOfAClusteredCloud) {
   for (auto& w : c.w)
     w *= 1e-3;
   for (int boxes : {1, 3, 8}) {
+    SCOPED_TRACE(std::to_string(boxes) + " boxes");
     sdot::PowerDiagramOptions options;
     options.nb_boxes = boxes;
     sdot::PowerDiagram<> pd(positions_view(c), weights_view(c), unit_square(), options);
-    auto m = to_vector(pd.measures());
-    auto polygons = pd.cell_polygons();
-    auto offsets = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), polygons.offsets);
-    auto vertices = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), polygons.vertices);
-    for (int i = 0; i < 800; ++i) {
-      double area = 0;
-      for (int k = offsets(i); k < offsets(i + 1); ++k) {
-        int l = k + 1 == offsets(i + 1) ? offsets(i) : k + 1;
-        area += vertices(k, 0) * vertices(l, 1) - vertices(l, 0) * vertices(k, 1);
-      }
-      EXPECT_NEAR(area / 2, m[i], 1e-14) << "cell " << i << ", " << boxes << " boxes";
-    }
+    auto const m = to_vector(pd.measures());
+    expect_polygon_areas_are_the_measures(pd.cell_polygons(), m);
   }
 }
 
@@ -625,6 +576,36 @@ void expect_new_weights_as_a_new_diagram(Cloud const& first, std::vector<double>
 
 } // namespace
 
+TEST(Boxes, KeptVerticesThatDoNotFitAreCutAgainWithMoreRoom) {
+  // Room for one vertex per seed: round 0 finishes more, so it is cut again with the room it
+  // asked for; the polygons and measures are those of the default room, and the room is kept
+  // for the next computation of the diagram.
+  auto c = clustered_cloud(700, 6);
+  for (auto& w : c.w)
+    w *= 1e-3;
+  Cloud half = c;
+  for (auto& w : half.w)
+    w *= 0.5;
+  for (int boxes : {2, 8, 64}) {
+    SCOPED_TRACE(std::to_string(boxes) + " boxes");
+    sdot::PowerDiagramOptions options;
+    options.nb_boxes = boxes;
+    options.keep_polygons = true;
+    sdot::PowerDiagram<> roomy(positions_view(c), weights_view(c), unit_square(), options);
+    auto const outputs = diagram_outputs(roomy);
+    EXPECT_EQ(roomy.statistics().reruns, 0);
+    options.kept_vertices_per_seed = 1;
+    sdot::PowerDiagram<> tight(positions_view(c), weights_view(c), unit_square(), options);
+    expect_same_outputs(diagram_outputs(tight), outputs);
+    EXPECT_GT(tight.statistics().reruns, 0);
+    EXPECT_GT(tight.options().kept_vertices_per_seed, 1);
+    // The grown room stays with the diagram.
+    tight.set_weights(weights_view(half));
+    tight.measures();
+    EXPECT_EQ(tight.statistics().reruns, 0);
+  }
+}
+
 TEST(Boxes, NewWeightsKeepTheBoxesAndGiveWhatANewDiagramGives) {
   // Each change of weights, and back.
   for (auto const& change : weight_changes(1500, 61, 1200, 62)) {
@@ -654,6 +635,9 @@ namespace {
 /// gives the measures and centroids of a new diagram to round-off and of brute force (both
 /// every seed); `warm_expected`: some cells were certified from their neighbours. Two diagrams
 /// with the same history give the same bits.
+/// warm_start at 2, 3, 8 and 64 boxes: the first computation against brute force; at the second
+/// weights, then at the first again, against a new diagram (to round-off), brute force, and a
+/// twin with the same history (bit for bit).
 void expect_warm_start_as_a_new_diagram(Cloud const& first, std::vector<double> const& second,
                                         std::vector<sdot::HalfSpace> const& hs,
                                         bool warm_expected) {
@@ -669,7 +653,10 @@ void expect_warm_start_as_a_new_diagram(Cloud const& first, std::vector<double> 
     options.warm_start = true;
     sdot::PowerDiagram<> pd(positions_view(first), weights_view(first), hs, options);
     sdot::PowerDiagram<> twin(positions_view(first), weights_view(first), hs, options);
-    pd.measures();
+    // The first computation: no neighbours yet, each box's first-round cells searched and kept.
+    auto const at_first = measures_and_centroids(pd);
+    for (std::size_t i = 0; i < at_first.measures.size(); ++i)
+      ASSERT_NEAR(at_first.measures[i], ref_first.measures[i], 1e-12 * area) << "seed " << i;
     twin.measures();
     for (Cloud const* c : std::vector<Cloud const*>{&other, &first}) {
       pd.set_weights(weights_view(*c));
@@ -681,6 +668,9 @@ void expect_warm_start_as_a_new_diagram(Cloud const& first, std::vector<double> 
       cold_options.nb_boxes = k;
       sdot::PowerDiagram<> fresh(positions_view(*c), weights_view(*c), hs, cold_options);
       auto const cold = measures_and_centroids(fresh);
+      // The boxes' first-round cells are a phase of their own with warm_start.
+      EXPECT_EQ(pd.statistics().seconds.count("box_cells"), 1u);
+      EXPECT_EQ(fresh.statistics().seconds.count("box_cells"), 0u);
       auto const& ref = c == &first ? ref_first : ref_other;
       ASSERT_EQ(warm.measures.size(), c->x.size());
       for (std::size_t i = 0; i < warm.measures.size(); ++i) {
@@ -721,6 +711,18 @@ TEST(Boxes, WarmStartBuildsTheFirstRoundFromTheNeighboursAndGivesANewDiagram) {
   for (std::size_t i = 0; i < moved.size(); ++i)
     moved[i] += 2e-4 * std::sin(7 * clustered.x[i][0] + 3 * clustered.x[i][1]);
   expect_warm_start_as_a_new_diagram(clustered, moved, unit_square(), true);
+  // Duplicates in different boxes (the seed of a cell that travels of the lower index, and of
+  // the higher), three at one place, and a duplicate with another weight.
+  Cloud twins = uniform_cloud(300, 0, 15);
+  twins.x[251] = twins.x[40];
+  twins.x[3] = twins.x[298];
+  twins.x[120] = twins.x[121] = twins.x[7];
+  twins.x[60] = twins.x[200];
+  twins.w[60] = 1e-4;
+  auto spread = twins.w;
+  for (std::size_t i = 0; i < spread.size(); ++i)
+    spread[i] = i == 60 ? 1e-4 : 3e-3 * std::sin(37 * twins.x[i][0] + 23 * twins.x[i][1]);
+  expect_warm_start_as_a_new_diagram(twins, spread, unit_square(), false);
 }
 
 TEST(Boxes, WarmStartWithSameBitsGivesTheBitsOfOneBox) {

@@ -391,6 +391,25 @@ double largest_magnitude(std::vector<double> const& v) {
   return scale;
 }
 
+/// The system of the solver tests for cloud c: the Jacobian of its diagram, a zero-mean
+/// right-hand side, the direct solution of zero mean and its largest magnitude.
+struct ZeroMeanSystem {
+  sdot::MeasureJacobian<Kokkos::DefaultExecutionSpace> jacobian;
+  std::vector<double> b, direct;
+  double scale = 0;
+};
+
+ZeroMeanSystem zero_mean_system(Cloud const& c) {
+  sdot::PowerDiagram<> pd(positions_view(c), weights_view(c), unit_square());
+  ZeroMeanSystem system{sdot::measure_jacobian(pd, positions_view(c)),
+                        zero_mean_rhs(static_cast<int>(c.x.size())),
+                        {},
+                        0};
+  system.direct = zero_mean_direct_solve(system.jacobian, system.b);
+  system.scale = largest_magnitude(system.direct);
+  return system;
+}
+
 /// The multilevel preconditioner of the tests (coarsest level of at most 16 seeds) for the
 /// Jacobian of cloud c, applied as the solver applies it (constants projected out).
 template <class Jacobian>
@@ -410,11 +429,11 @@ TEST(OptimalTransport, AggregationConjugateGradientMatchesADirectSolve) {
   using Space = Kokkos::DefaultExecutionSpace;
   auto const c = uniform_cloud(300, 0, 44); // a Voronoi diagram: J's kernel = the constants
   int const n = static_cast<int>(c.x.size());
-  sdot::PowerDiagram<> pd(positions_view(c), weights_view(c), unit_square());
-  auto const jacobian = sdot::measure_jacobian(pd, positions_view(c));
-  auto const b = zero_mean_rhs(n);
-  auto const direct = zero_mean_direct_solve(jacobian, b);
-  double const scale = largest_magnitude(direct);
+  auto const system = zero_mean_system(c);
+  auto const& jacobian = system.jacobian;
+  auto const& b = system.b;
+  auto const& direct = system.direct;
+  double const scale = system.scale;
 
   Space space;
   auto const multigrid = test_multigrid(space, jacobian, c);
@@ -446,11 +465,11 @@ TEST(OptimalTransport, ConjugateGradientFromAGuess) {
   int const n = static_cast<int>(c.x.size());
   for (int i = 0; i < n; ++i)
     c.w[i] = 3e-3 * (std::sin(9 * c.x[i][0]) + std::cos(7 * c.x[i][1])); // cells off their seeds
-  sdot::PowerDiagram<> pd(positions_view(c), weights_view(c), unit_square());
-  auto const jacobian = sdot::measure_jacobian(pd, positions_view(c));
-  auto const b = zero_mean_rhs(n);
-  auto const direct = zero_mean_direct_solve(jacobian, b);
-  double const scale = largest_magnitude(direct);
+  auto const system = zero_mean_system(c);
+  auto const& jacobian = system.jacobian;
+  auto const& b = system.b;
+  auto const& direct = system.direct;
+  double const scale = system.scale;
 
   Space space;
   auto const multigrid = test_multigrid(space, jacobian, c);

@@ -711,9 +711,9 @@ public:
         domain_length_(domain_length), leaf_size_(leaf_size), msg_capacity_(msg_capacity),
         inbox_capacity_(inbox_capacity), kept_vertices_per_seed_(kept_vertices_per_seed) {}
 
-  /// Measures and centroids of this process's seeds; `phases` times the boxes, the cells and
-  /// the results. `warm_start`: the round-0 cells from the neighbours of the last run's
-  /// (PowerDiagramOptions::warm_start).
+  /// Measures and centroids of this process's seeds; `phases` times the boxes, the boxes'
+  /// first-round cells (`warm_start`), the cells and the results. `warm_start`: the round-0 cells
+  /// from the neighbours of the last run's (PowerDiagramOptions::warm_start).
   DistributedOutputs<memory_space> run(PhaseClock& phases, bool with_polygons = false,
                                        double abandon_below = -sdot::compat::infinity<double>(),
                                        bool warm_start = false) {
@@ -742,9 +742,11 @@ public:
     space_.fence();
     phases.end("boxes");
 
-    if (warm_start)
+    if (warm_start) {
       build_box_cells();
-    else
+      space_.fence();
+      phases.end("box_cells");
+    } else
       box_cells_ = SlotPolygons<memory_space>{};
     Rows results = travel();
     statistics_.warm_cells = warm_start ? box_warm_cells_ : 0;
