@@ -332,6 +332,16 @@ TEST(OptimalTransport, PreconditionersGiveTheSameWeights) {
   EXPECT_EQ(b.statistics.cg_iterations, b2.statistics.cg_iterations);
 }
 
+/// v less its mean.
+std::vector<double> without_mean(std::vector<double> v) {
+  double mean = 0;
+  for (double x : v)
+    mean += x / double(v.size());
+  for (double& x : v)
+    x -= mean;
+  return v;
+}
+
 /// J x = b on the zero-mean subspace (J singular) by Gaussian elimination with x_0 pinned (rows
 /// and columns 1..n-1, partial pivoting), then the mean removed.
 template <class Jacobian>
@@ -365,12 +375,7 @@ std::vector<double> zero_mean_direct_solve(Jacobian const& jacobian, std::vector
       s -= a[i * m + j] * direct[j + 1];
     direct[i + 1] = s / a[i * m + i];
   }
-  double direct_mean = 0;
-  for (double v : direct)
-    direct_mean += v / n;
-  for (double& v : direct)
-    v -= direct_mean;
-  return direct;
+  return without_mean(direct);
 }
 
 /// A zero-mean right-hand side for the systems below.
@@ -410,6 +415,19 @@ ZeroMeanSystem zero_mean_system(Cloud const& c) {
   return system;
 }
 
+/// The conjugate gradient on `system` from x (its guess with `scale_guess`), preconditioned
+/// by `preconditioner` (Jacobi when null).
+template <class Preconditioner = sdot::detail::JacobiPreconditioner>
+sdot::detail::ConjugateGradientResult
+solve_system(ZeroMeanSystem const& system, Kokkos::View<double*> x, double tolerance,
+             int max_iterations, Preconditioner const* preconditioner = nullptr,
+             bool scale_guess = false) {
+  auto const& j = system.jacobian;
+  return sdot::detail::conjugate_gradient(Kokkos::DefaultExecutionSpace(), loom::Ranks{},
+                                          j.extended, j.halo, j.diagonal, view_of(system.b), x,
+                                          tolerance, max_iterations, preconditioner, scale_guess);
+}
+
 /// The multilevel preconditioner of the tests (coarsest level of at most 16 seeds) for the
 /// Jacobian of cloud c, applied as the solver applies it (constants projected out).
 template <class Jacobian>
@@ -430,29 +448,18 @@ TEST(OptimalTransport, AggregationConjugateGradientMatchesADirectSolve) {
   auto const c = uniform_cloud(300, 0, 44); // a Voronoi diagram: J's kernel = the constants
   int const n = static_cast<int>(c.x.size());
   auto const system = zero_mean_system(c);
-  auto const& jacobian = system.jacobian;
-  auto const& b = system.b;
-  auto const& direct = system.direct;
-  double const scale = system.scale;
 
   Space space;
-  auto const multigrid = test_multigrid(space, jacobian, c);
+  auto const multigrid = test_multigrid(space, system.jacobian, c);
   EXPECT_GE(multigrid.levels(), 3);
   Kokkos::View<double*> x("test::x", n);
-  auto const result =
-      sdot::detail::conjugate_gradient(space, loom::Ranks{}, jacobian.extended, jacobian.halo,
-                                       jacobian.diagonal, view_of(b), x, 1e-12, 1000, &multigrid);
+  auto const result = solve_system(system, x, 1e-12, 1000, &multigrid);
   EXPECT_TRUE(result.converged);
-  auto xs = to_vector(x);
-  double x_mean = 0;
-  for (double v : xs)
-    x_mean += v / n;
+  auto const xs = without_mean(to_vector(x));
   for (int i = 0; i < n; ++i)
-    EXPECT_NEAR(xs[i] - x_mean, direct[i], 1e-8 * scale) << "row " << i;
+    EXPECT_NEAR(xs[i], system.direct[i], 1e-8 * system.scale) << "row " << i;
   Kokkos::View<double*> y("test::y", n);
-  auto const jacobi =
-      sdot::detail::conjugate_gradient(space, loom::Ranks{}, jacobian.extended, jacobian.halo,
-                                       jacobian.diagonal, view_of(b), y, 1e-12, 5000);
+  auto const jacobi = solve_system(system, y, 1e-12, 5000);
   EXPECT_LT(result.iterations, jacobi.iterations);
 }
 
@@ -466,59 +473,41 @@ TEST(OptimalTransport, ConjugateGradientFromAGuess) {
   for (int i = 0; i < n; ++i)
     c.w[i] = 3e-3 * (std::sin(9 * c.x[i][0]) + std::cos(7 * c.x[i][1])); // cells off their seeds
   auto const system = zero_mean_system(c);
-  auto const& jacobian = system.jacobian;
-  auto const& b = system.b;
-  auto const& direct = system.direct;
-  double const scale = system.scale;
 
   Space space;
-  auto const multigrid = test_multigrid(space, jacobian, c);
+  auto const multigrid = test_multigrid(space, system.jacobian, c);
   for (bool const use_multigrid : {false, true}) {
     SCOPED_TRACE(use_multigrid ? "multilevel" : "Jacobi");
     auto solve = [&](std::vector<double> const& guess, double tolerance,
                      sdot::detail::ConjugateGradientResult& result) {
       Kokkos::View<double*> x("test::x", n);
       Kokkos::deep_copy(x, view_of(guess));
-      result = use_multigrid
-                   ? sdot::detail::conjugate_gradient(space, loom::Ranks{}, jacobian.extended,
-                                                      jacobian.halo, jacobian.diagonal, view_of(b),
-                                                      x, tolerance, 5000, &multigrid, true)
-                   : sdot::detail::conjugate_gradient(
-                         space, loom::Ranks{}, jacobian.extended, jacobian.halo, jacobian.diagonal,
-                         view_of(b), x, tolerance, 5000,
-                         static_cast<sdot::detail::JacobiPreconditioner const*>(nullptr), true);
+      result =
+          use_multigrid
+              ? solve_system(system, x, tolerance, 5000, &multigrid, true)
+              : solve_system(system, x, tolerance, 5000,
+                             static_cast<sdot::detail::JacobiPreconditioner const*>(nullptr), true);
       EXPECT_TRUE(result.converged);
-      auto xs = to_vector(x);
-      double mean = 0;
-      for (double v : xs)
-        mean += v / n;
-      for (double& v : xs)
-        v -= mean;
-      return xs;
+      return without_mean(to_vector(x));
     };
     sdot::detail::ConjugateGradientResult at_once, from_zero, from_near, zero_guess;
     std::vector<double> solution_times_2_5(n), near_solution(n);
     for (int i = 0; i < n; ++i) {
-      solution_times_2_5[i] = 2.5 * direct[i];
-      near_solution[i] = direct[i] + 1e-4 * scale * std::sin(1.3 * i);
+      solution_times_2_5[i] = 2.5 * system.direct[i];
+      near_solution[i] = system.direct[i] + 1e-4 * system.scale * std::sin(1.3 * i);
     }
     auto const x_at_once = solve(solution_times_2_5, 1e-8, at_once);
     EXPECT_EQ(at_once.iterations, 0);
     for (int i = 0; i < n; ++i)
-      EXPECT_NEAR(x_at_once[i], direct[i], 1e-8 * scale) << "row " << i;
+      EXPECT_NEAR(x_at_once[i], system.direct[i], 1e-8 * system.scale) << "row " << i;
 
     auto const x_near = solve(near_solution, 1e-10, from_near);
     Kokkos::View<double*> plain("test::plain", n);
-    from_zero = use_multigrid
-                    ? sdot::detail::conjugate_gradient(space, loom::Ranks{}, jacobian.extended,
-                                                       jacobian.halo, jacobian.diagonal, view_of(b),
-                                                       plain, 1e-10, 5000, &multigrid)
-                    : sdot::detail::conjugate_gradient(space, loom::Ranks{}, jacobian.extended,
-                                                       jacobian.halo, jacobian.diagonal, view_of(b),
-                                                       plain, 1e-10, 5000);
+    from_zero = use_multigrid ? solve_system(system, plain, 1e-10, 5000, &multigrid)
+                              : solve_system(system, plain, 1e-10, 5000);
     EXPECT_LT(from_near.iterations, from_zero.iterations);
     for (int i = 0; i < n; ++i)
-      EXPECT_NEAR(x_near[i], direct[i], 1e-7 * scale) << "row " << i;
+      EXPECT_NEAR(x_near[i], system.direct[i], 1e-7 * system.scale) << "row " << i;
 
     auto const x_zero_guess = solve(std::vector<double>(n, 0.0), 1e-10, zero_guess);
     EXPECT_EQ(zero_guess.iterations, from_zero.iterations);
