@@ -18,6 +18,7 @@
 #include <cstdio>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 namespace {
@@ -158,10 +159,8 @@ Options parse(std::vector<std::string> const& args) {
   } else {
     if (o.seed_given)
       throw UsageError("--seed goes with --random");
-    if (files.size() != 2)
-      throw UsageError("INPUT.h5 and OUTPUT.h5 are expected (or --random N)");
-    o.input = files[0];
-    o.output = files[1];
+    std::tie(o.input, o.output) =
+        sdot::apps::input_and_output(files, "INPUT.h5 and OUTPUT.h5 are expected (or --random N)");
   }
   return o;
 }

@@ -17,6 +17,7 @@
 #include <cstdio>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 namespace {
@@ -95,10 +96,8 @@ Options parse(std::vector<std::string> const& args) {
       sdot::apps::take_file_name(arg, files);
     }
   }
-  if (files.size() != 2)
-    throw UsageError("INPUT.h5 and OUTPUT.h5 are expected");
-  o.input = files[0];
-  o.output = files[1];
+  std::tie(o.input, o.output) =
+      sdot::apps::input_and_output(files, "INPUT.h5 and OUTPUT.h5 are expected");
   return o;
 }
 

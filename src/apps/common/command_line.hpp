@@ -18,6 +18,7 @@
 #include <cstdlib>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #if defined(__GLIBC__)
@@ -175,6 +176,15 @@ inline void take_file_name(std::string const& arg, std::vector<std::string>& fil
   if (arg.size() > 1 && arg[0] == '-')
     throw UsageError("unknown option '" + arg + "'");
   files.push_back(arg);
+}
+
+/// The two files of a command line, INPUT.h5 and OUTPUT.h5, in that order.
+/// @throws UsageError (`expected`) unless `files` holds exactly two
+inline std::pair<std::string, std::string> input_and_output(std::vector<std::string> const& files,
+                                                            char const* expected) {
+  if (files.size() != 2)
+    throw UsageError(expected);
+  return {files[0], files[1]};
 }
 
 /// The four values of `--box X0 Y0 X1 Y1` (after the option itself), into lo and hi.
