@@ -325,6 +325,37 @@ Distributed<T, typename ExecSpace::memory_space> group_by_local_rank(
   return result;
 }
 
+/// What a distribute's exchange needs besides the rows: the rows to and from each process,
+/// and from each (process, local rank).
+struct ExchangeCounts {
+  std::vector<std::int64_t> send_counts, recv_counts, recv_rank_counts;
+  std::int64_t received = 0; ///< rows this process receives
+};
+
+/// Collective (several processes): the counts of rows sorted by destination rank (`starts`:
+/// the first row of each of the `size` ranks, then the end), exchanged with the other
+/// processes.
+inline ExchangeCounts exchange_counts(Ranks const& ranks, std::vector<std::int64_t> const& starts) {
+  int const size = ranks.size(), local = ranks.local_count();
+  int const processes = ranks.process_count();
+  std::vector<std::int64_t> send_rank_counts(size);
+  ExchangeCounts counts;
+  counts.recv_rank_counts.assign(size, 0);
+  for (int d = 0; d < size; ++d)
+    send_rank_counts[d] = starts[d + 1] - starts[d];
+  ranks.alltoall_bytes(send_rank_counts.data(), counts.recv_rank_counts.data(),
+                       local * sizeof(std::int64_t));
+  counts.send_counts.assign(processes, 0);
+  counts.recv_counts.assign(processes, 0);
+  for (int p = 0; p < processes; ++p)
+    for (int l = 0; l < local; ++l) {
+      counts.send_counts[p] += send_rank_counts[p * local + l];
+      counts.recv_counts[p] += counts.recv_rank_counts[p * local + l];
+      counts.received += counts.recv_rank_counts[p * local + l];
+    }
+  return counts;
+}
+
 /// index(i, 0) = i.
 template <class ExecSpace, class Index>
 void fill_row_indices(ExecSpace const& space, Index const& index) {
@@ -390,23 +421,11 @@ distribute(ExecSpace const& space, Ranks const& ranks, DestView const& dest,
     return result;
   }
   // Rows per (destination process, its local rank), then the rows themselves.
-  std::vector<std::int64_t> send_rank_counts(size), recv_rank_counts(size);
-  for (int d = 0; d < size; ++d)
-    send_rank_counts[d] = sorted.starts[d + 1] - sorted.starts[d];
-  ranks.alltoall_bytes(send_rank_counts.data(), recv_rank_counts.data(),
-                       local * sizeof(std::int64_t));
-  std::vector<std::int64_t> send_counts(processes, 0), recv_counts(processes, 0);
-  std::int64_t received = 0;
-  for (int p = 0; p < processes; ++p)
-    for (int l = 0; l < local; ++l) {
-      send_counts[p] += send_rank_counts[p * local + l];
-      recv_counts[p] += recv_rank_counts[p * local + l];
-      received += recv_rank_counts[p * local + l];
-    }
+  auto const counts = detail::exchange_counts(ranks, sorted.starts);
   constexpr bool partial = !std::is_same_v<Lengths, std::nullptr_t>;
   auto const incoming = detail::exchange_sorted_rows<ExecSpace, T, partial>(
-      space, ranks, sorted, send_counts, recv_counts, received);
-  return detail::group_by_local_rank(space, incoming, recv_rank_counts, processes, local);
+      space, ranks, sorted, counts.send_counts, counts.recv_counts, counts.received);
+  return detail::group_by_local_rank(space, incoming, counts.recv_rank_counts, processes, local);
 }
 
 /// The plan of a distribute() that runs again and again with the same destinations (Cabana's
@@ -439,26 +458,10 @@ public:
     auto const sorted = detail::sort_by_destination(space, ranks_.size(), dest, index,
                                                     Kokkos::View<std::int64_t*, memory_space>());
     source_ = Kokkos::subview(sorted.rows, Kokkos::ALL, 0);
-    int const size = ranks_.size(), local = ranks_.local_count();
-    int const processes = ranks_.process_count();
-    if (processes == 1) {
-      offsets_.assign(sorted.starts.begin(), sorted.starts.begin() + local + 1);
-      return;
-    }
-    std::vector<std::int64_t> send_rank_counts(size);
-    recv_rank_counts_.assign(size, 0);
-    for (int d = 0; d < size; ++d)
-      send_rank_counts[d] = sorted.starts[d + 1] - sorted.starts[d];
-    ranks_.alltoall_bytes(send_rank_counts.data(), recv_rank_counts_.data(),
-                          local * sizeof(std::int64_t));
-    send_counts_.assign(processes, 0);
-    recv_counts_.assign(processes, 0);
-    for (int p = 0; p < processes; ++p)
-      for (int l = 0; l < local; ++l) {
-        send_counts_[p] += send_rank_counts[p * local + l];
-        recv_counts_[p] += recv_rank_counts_[p * local + l];
-        received_ += recv_rank_counts_[p * local + l];
-      }
+    if (ranks_.process_count() == 1)
+      offsets_.assign(sorted.starts.begin(), sorted.starts.begin() + ranks_.local_count() + 1);
+    else
+      counts_ = detail::exchange_counts(ranks_, sorted.starts);
   }
 
   /// Collective: row i of `rows` ([n, cols], n the plan's rows) to global rank dest(i), as
@@ -475,20 +478,19 @@ public:
     if (ranks_.process_count() == 1)
       return {sorted.rows, offsets_};
     auto const incoming = detail::exchange_sorted_rows<ExecSpace, T, false>(
-        space_, ranks_, sorted, send_counts_, recv_counts_, received_);
-    return detail::group_by_local_rank(space_, incoming, recv_rank_counts_, ranks_.process_count(),
-                                       ranks_.local_count());
+        space_, ranks_, sorted, counts_.send_counts, counts_.recv_counts, counts_.received);
+    return detail::group_by_local_rank(space_, incoming, counts_.recv_rank_counts,
+                                       ranks_.process_count(), ranks_.local_count());
   }
 
 private:
   ExecSpace space_;
   Ranks ranks_;
-  std::int64_t rows_ = 0;     ///< rows of the plan's destinations
-  std::int64_t received_ = 0; ///< rows this process receives (several processes)
+  std::int64_t rows_ = 0; ///< rows of the plan's destinations
   /// The source row of each sent row, in the order of the sent rows.
   Kokkos::View<std::int64_t*, Kokkos::LayoutStride, memory_space> source_;
   std::vector<std::int64_t> offsets_; ///< one process: the local ranks' rows
-  std::vector<std::int64_t> send_counts_, recv_counts_, recv_rank_counts_;
+  detail::ExchangeCounts counts_;     ///< several processes
 };
 
 } // namespace loom
