@@ -365,14 +365,22 @@ void fill_row_indices(ExecSpace const& space, Index const& index) {
       KOKKOS_LAMBDA(std::int64_t i) { index(i, 0) = i; });
 }
 
-/// The rows source(k) of `rows`, in that order.
-template <class ExecSpace, class T, class Source>
+/// Row i of a rows view as a row function (Distributor::distribute).
+template <class Rows>
+struct RowsOf {
+  Rows rows;
+  KOKKOS_INLINE_FUNCTION typename Rows::value_type operator()(std::int64_t i,
+                                                              std::int64_t c) const {
+    return rows(i, c);
+  }
+};
+
+/// The rows source(k) of the row function `row` (`cols` columns), in that order.
+template <class T, class ExecSpace, class RowFunction, class Source>
 Kokkos::View<T**, Kokkos::LayoutRight, typename ExecSpace::memory_space>
-gather_rows(ExecSpace const& space,
-            Kokkos::View<T**, Kokkos::LayoutRight, typename ExecSpace::memory_space> const& rows,
+gather_rows(ExecSpace const& space, std::int64_t cols, RowFunction const& row,
             Source const& source) {
   std::int64_t const count = static_cast<std::int64_t>(source.extent(0));
-  std::int64_t const cols = static_cast<std::int64_t>(rows.extent(1));
   Kokkos::View<T**, Kokkos::LayoutRight, typename ExecSpace::memory_space> out(
       Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "loom::Distributor::sorted"), count,
       cols);
@@ -382,7 +390,7 @@ gather_rows(ExecSpace const& space,
       KOKKOS_LAMBDA(std::int64_t k) {
         std::int64_t const from = source(k);
         for (std::int64_t c = 0; c < cols; ++c)
-          out(k, c) = rows(from, c);
+          out(k, c) = row(from, c);
       });
   return out;
 }
@@ -469,12 +477,23 @@ public:
   template <class T>
   Distributed<T, memory_space>
   distribute(Kokkos::View<T**, Kokkos::LayoutRight, memory_space> const& rows) const {
-    sdot::compat::ScopedRegion region("loom::Distributor::distribute");
     ranks_.agree(static_cast<std::int64_t>(rows.extent(0)) == rows_,
                  "loom::Distributor::distribute: the rows differ in number from the plan's "
                  "destinations");
+    return distribute<T>(
+        static_cast<std::int64_t>(rows.extent(1)),
+        detail::RowsOf<Kokkos::View<T**, Kokkos::LayoutRight, memory_space>>{rows});
+  }
+
+  /// Collective: the same for rows given by a function, `row(i, c)` the value of column c
+  /// (of `cols`) of this process's row i, called in kernels: the rows are read where they lie
+  /// (several arrays, say) and written once, in the order they are sent. Bit for bit
+  /// distribute() of the rows the function gives.
+  template <class T, class RowFunction>
+  Distributed<T, memory_space> distribute(std::int64_t cols, RowFunction const& row) const {
+    sdot::compat::ScopedRegion region("loom::Distributor::distribute");
     detail::SortedRows<T, memory_space> sorted;
-    sorted.rows = detail::gather_rows(space_, rows, source_);
+    sorted.rows = detail::gather_rows<T>(space_, cols, row, source_);
     if (ranks_.process_count() == 1)
       return {sorted.rows, offsets_};
     auto const incoming = detail::exchange_sorted_rows<ExecSpace, T, false>(

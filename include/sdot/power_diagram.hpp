@@ -107,8 +107,10 @@ struct PowerDiagramStatistics {
   /// Bytes sent by all the ranks: the travelling cells' messages between ranks (what each
   /// holds, and its length), and the seeds and results that go to another process.
   long bytes_sent = 0;
-  int reruns = 0;       ///< rounds cut again: a polygon overflowed (msg_capacity), or the kept
-                        ///< vertices did not fit (kept_vertices_per_seed)
+  /// Passes that cut again, with larger polygons, the travelling cells that did not fit theirs
+  /// (msg_capacity; over all the processes), and rounds cut again because the kept vertices
+  /// did not fit (kept_vertices_per_seed)
+  int reruns = 0;
   int msg_capacity = 0; ///< final msg_capacity (kept for the next call)
   /// final inbox_capacity (kept for the next call)
   int inbox_capacity = 0;

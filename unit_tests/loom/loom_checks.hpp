@@ -240,6 +240,17 @@ void check_distributor(loom::Ranks const& r) {
     for (std::size_t k = 0; k < a.extent(0); ++k)
       for (int c = 0; c < wide; ++c)
         ASSERT_EQ(a(k, c), b(k, c)) << "row " << k;
+    // The same rows given by a function of the source row: here their columns reversed.
+    auto const rows = payload.rows;
+    auto const by_function = plan.template distribute<T>(
+        wide, KOKKOS_LAMBDA(std::int64_t i, std::int64_t c) { return rows(i, wide - 1 - c); });
+    EXPECT_EQ(by_function.offsets, direct.offsets);
+    auto const f = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), by_function.rows);
+    ASSERT_EQ(f.extent(0), b.extent(0));
+    ASSERT_EQ(f.extent(1), std::size_t(wide));
+    for (std::size_t k = 0; k < f.extent(0); ++k)
+      for (int c = 0; c < wide; ++c)
+        ASSERT_EQ(f(k, c), b(k, wide - 1 - c)) << "row " << k;
   }
   bool const first_process = r.local_count() > 0 && r.rank(0) == 0;
   Kokkos::View<T**, Kokkos::LayoutRight, Mem> other("other", dest.extent(0) + first_process, 2);

@@ -190,9 +190,8 @@ TEST(Boxes, InboxCapacityOneGrowsWithoutRerun) {
 }
 
 TEST(Boxes, SecondCallKeepsTheGrownPolygons) {
-  // A huge weight: its cell has more vertices than the first polygons hold, so the round that
-  // found it is cut again with larger ones; a diagram made with the grown options starts with
-  // them.
+  // A huge weight: its cell has more vertices than the first polygons hold, so it is cut again
+  // with larger ones; a diagram made with the grown options starts with them.
   auto c = uniform_cloud(1000, 1.0 / 1000, 28);
   c.x[0] = {0.5, 0.5};
   c.w[0] = 0.2;
@@ -557,6 +556,35 @@ void expect_new_weights_as_a_new_diagram(Cloud const& first, std::vector<double>
 
 } // namespace
 
+namespace {
+
+/// At each number of boxes, the diagram of `c` with polygons kept, its options changed by
+/// `roomy` (sizes that hold everything at once) and by `tight` (sizes found too small, so that
+/// passes or rounds are cut again): the same outputs, bit for bit, and reruns only when tight.
+/// `then(tight_diagram)` checks more.
+template <class Roomy, class Tight, class Then>
+void expect_reruns_keep_the_bits(Cloud const& c, std::vector<int> const& boxes_list,
+                                 Roomy const& roomy, Tight const& tight, Then const& then) {
+  for (int boxes : boxes_list) {
+    SCOPED_TRACE(std::to_string(boxes) + " boxes");
+    sdot::PowerDiagramOptions options;
+    options.nb_boxes = boxes;
+    options.keep_polygons = true;
+    sdot::PowerDiagramOptions roomy_options = options, tight_options = options;
+    roomy(roomy_options);
+    tight(tight_options);
+    sdot::PowerDiagram<> at_once(positions_view(c), weights_view(c), unit_square(), roomy_options);
+    auto const outputs = diagram_outputs(at_once);
+    EXPECT_EQ(at_once.statistics().reruns, 0);
+    sdot::PowerDiagram<> again(positions_view(c), weights_view(c), unit_square(), tight_options);
+    expect_same_outputs(diagram_outputs(again), outputs);
+    EXPECT_GT(again.statistics().reruns, 0);
+    then(again);
+  }
+}
+
+} // namespace
+
 TEST(Boxes, KeptVerticesThatDoNotFitAreCutAgainWithMoreRoom) {
   // Room for one vertex per seed: round 0 finishes more, so it is cut again with the room it
   // asked for; the polygons and measures are those of the default room, and the room is kept
@@ -567,24 +595,30 @@ TEST(Boxes, KeptVerticesThatDoNotFitAreCutAgainWithMoreRoom) {
   Cloud half = c;
   for (auto& w : half.w)
     w *= 0.5;
-  for (int boxes : {2, 8, 64}) {
-    SCOPED_TRACE(std::to_string(boxes) + " boxes");
-    sdot::PowerDiagramOptions options;
-    options.nb_boxes = boxes;
-    options.keep_polygons = true;
-    sdot::PowerDiagram<> roomy(positions_view(c), weights_view(c), unit_square(), options);
-    auto const outputs = diagram_outputs(roomy);
-    EXPECT_EQ(roomy.statistics().reruns, 0);
-    options.kept_vertices_per_seed = 1;
-    sdot::PowerDiagram<> tight(positions_view(c), weights_view(c), unit_square(), options);
-    expect_same_outputs(diagram_outputs(tight), outputs);
-    EXPECT_GT(tight.statistics().reruns, 0);
-    EXPECT_GT(tight.options().kept_vertices_per_seed, 1);
-    // The grown room stays with the diagram.
-    tight.set_weights(weights_view(half));
-    tight.measures();
-    EXPECT_EQ(tight.statistics().reruns, 0);
-  }
+  expect_reruns_keep_the_bits(
+      c, {2, 8, 64}, [](sdot::PowerDiagramOptions&) {},
+      [](sdot::PowerDiagramOptions& o) { o.kept_vertices_per_seed = 1; },
+      [&](sdot::PowerDiagram<>& tight) {
+        EXPECT_GT(tight.options().kept_vertices_per_seed, 1);
+        // The grown room stays with the diagram.
+        tight.set_weights(weights_view(half));
+        tight.measures();
+        EXPECT_EQ(tight.statistics().reruns, 0);
+      });
+}
+
+TEST(Boxes, CellsTooLargeForTheirPolygonsAreCutAgainAloneWithTheSameBits) {
+  // A huge weight: its cell has more vertices than the first polygons hold. The cells that do
+  // not fit are cut again alone with larger polygons, in whichever pass found them (a rank's
+  // own cells, received ones, the packing of messages, the cells settled with their answers),
+  // and every output has the bits of a computation whose polygons hold every cell at once.
+  auto c = uniform_cloud(1500, 0, 26);
+  c.x[0] = {0.5, 0.5};
+  c.w[0] = 0.2;
+  expect_reruns_keep_the_bits(
+      c, {2, 3, 8, 64}, [](sdot::PowerDiagramOptions& o) { o.msg_capacity = 256; },
+      [](sdot::PowerDiagramOptions&) {},
+      [](sdot::PowerDiagram<>& tight) { EXPECT_GT(tight.options().msg_capacity, 16); });
 }
 
 TEST(Boxes, NewWeightsKeepTheBoxesAndGiveWhatANewDiagramGives) {

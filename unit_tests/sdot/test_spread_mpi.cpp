@@ -146,6 +146,51 @@ TEST(SpreadMpi, BadSeedOnOneProcessIsReportedEverywhere) {
   }
 }
 
+TEST(SpreadMpi, CellsTooLargeForTheirPolygonsAreCutAgainWithTheSameBits) {
+  // A huge weight: the cells with more vertices than the first polygons hold are cut again
+  // alone, on the process that found them; every process's outputs have the bits of a
+  // computation whose polygons hold every cell at once.
+  auto c = uniform_cloud(1500, 0, 26);
+  c.x[0] = {0.5, 0.5};
+  c.w[0] = 0.2;
+  for (int boxes_per_process : {1, 3}) {
+    SCOPED_TRACE(std::to_string(boxes_per_process) + " boxes per process");
+    auto ranks = loom::WorldRanks(boxes_per_process);
+    int const rank = ranks.process_rank();
+    auto const first = split(c.x.size(), ranks.process_count(), false);
+    Cloud const mine = block(c, first[rank], first[rank + 1] - first[rank]);
+    // msg_capacity sizes the travelling cells' polygons, vertex_capacity those of one box.
+    auto local_outputs = [&](int capacity, int& reruns) {
+      sdot::PowerDiagramOptions options;
+      options.keep_polygons = true;
+      options.msg_capacity = capacity;
+      options.vertex_capacity = 2 * capacity;
+      sdot::PowerDiagram pd(loom::spread(positions_view(mine), ranks),
+                            loom::spread(weights_view(mine), ranks), unit_square(), options);
+      std::vector<double> bits = to_vector(pd.measures().value());
+      auto const polygons = pd.cell_polygons();
+      auto const offsets =
+          Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), polygons.offsets);
+      auto const vertices =
+          Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), polygons.vertices);
+      auto const labels =
+          Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), polygons.edge_sources);
+      bits.insert(bits.end(), offsets.data(), offsets.data() + offsets.extent(0));
+      for (std::size_t k = 0; k < vertices.extent(0); ++k)
+        bits.insert(bits.end(), {vertices(k, 0), vertices(k, 1), double(labels(k))});
+      reruns = pd.statistics().reruns + pd.statistics().vertex_reruns;
+      return bits;
+    };
+    int tight_reruns = 0, roomy_reruns = 0;
+    auto const tight = local_outputs(16, tight_reruns);
+    auto const roomy = local_outputs(256, roomy_reruns);
+    EXPECT_GT(tight_reruns, 0);
+    if (ranks.size() > 1) // one box past 64 vertices builds every cell in a pass of its own
+      EXPECT_EQ(roomy_reruns, 0);
+    ASSERT_EQ(tight, roomy);
+  }
+}
+
 TEST(SpreadMpi, NewWeightsGiveWhatANewDiagramGives) {
   // set_weights() on spread input (one box: the index and, with warm_start, the neighbours are
   // kept; several ranks: the boxes and their indexes, and with warm_start each box's

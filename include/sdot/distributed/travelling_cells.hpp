@@ -102,6 +102,22 @@ struct Forest {
   }
 };
 
+/// The rows that move a process's seeds to their boxes, read from its input: row i holds the
+/// columns [first_column, 4) of (x, y, w, global index) of seed i.
+template <class MemorySpace>
+struct SeedRows {
+  ConstPoints<MemorySpace> positions;
+  Kokkos::View<double const*, MemorySpace> weights;
+  std::int64_t first_gid = 0;
+  int first_column = 0;
+  KOKKOS_INLINE_FUNCTION double operator()(std::int64_t i, std::int64_t c) const {
+    int const column = first_column + static_cast<int>(c);
+    return column < 2    ? positions(i, column)
+           : column == 2 ? weights(i)
+                         : static_cast<double>(first_gid + i);
+  }
+};
+
 /// A node of the tree over the ranks' boxes (the bisection's own tree): a leaf is one rank.
 struct RankTreeNode {
   TreeNode box;
@@ -206,10 +222,9 @@ KOKKOS_INLINE_FUNCTION CellSeed read_cell(Rows const& rows, int row, MessageLayo
                   rows(row, MessageLayout::w), static_cast<int>(rows(row, MessageLayout::gid)), -1};
 }
 
-/// Final result of a cell, sent to its seed's process: result_cols values without polygons.
-/// With polygons, the number of vertices follows; then, in a row kept where the cell was
-/// finished, the offset of its vertices in the VertexHeap, and in a row sent home the vertices
-/// themselves: (x, y, edge label) per vertex, absolute coordinates.
+/// Result row of a cell finished away from its seed's process, sent there: result_cols values
+/// without polygons. With polygons, the number of vertices follows, then the offset of its
+/// vertices in the VertexHeap (in a row sent home: of its first vertex among those sent).
 enum : int {
   result_gid = 0,
   result_area,
@@ -217,13 +232,13 @@ enum : int {
   result_cy,
   result_cols,
   result_nb_vertices = result_cols,
-  result_vertices, ///< heap offset (kept row), or first vertex (row sent home)
+  result_vertices, ///< heap offset, or first vertex (row sent home)
   result_cols_with_polygons
 };
 
-/// The vertices of finished cells, appended in any order (each result row holds its offset):
-/// (x, y, edge label) per vertex. `used` counts what was asked for, so it may pass the
-/// capacity: the round is then cut again with a heap of the size asked for.
+/// The vertices of finished cells, appended in any order (each cell's outputs or result row
+/// hold its offset): (x, y, edge label) per vertex. `used` counts what was asked for, so it may
+/// pass the capacity: the round is then cut again with a heap of the size asked for.
 template <class MemorySpace>
 struct VertexHeap {
   Kokkos::View<double*, MemorySpace> values;
@@ -235,30 +250,84 @@ struct VertexHeap {
   }
 };
 
-/// Writes the result row of a finished cell (emptied or not), and with polygons its vertices
-/// into `heap`.
-template <class Rows, class Heap>
-KOKKOS_INLINE_FUNCTION void write_result(Rows const& results, int row, CellSeed const& seed,
-                                         Polygon const& cell, bool emptied, Heap const& heap) {
-  double area = 0, mx = 0, my = 0;
-  if (!emptied)
-    cell.integrals(area, mx, my);
-  results(row, result_gid) = seed.index;
-  results(row, result_area) = area;
-  results(row, result_cx) = area > 0 ? seed.x + mx / area : seed.x;
-  results(row, result_cy) = area > 0 ? seed.y + my / area : seed.y;
-  if (results.extent(1) > result_cols) {
+/// Per-process outputs of the distributed computation, in this process's input order.
+template <class MemorySpace>
+struct DistributedOutputs {
+  Kokkos::View<double*, MemorySpace> measures;
+  Points<MemorySpace> centroids;
+  // With polygons: cell i has vertices [polygon_offsets(i), polygon_offsets(i+1)).
+  Kokkos::View<int*, MemorySpace> polygon_offsets;
+  Points<MemorySpace> polygon_vertices;
+  Kokkos::View<int*, MemorySpace> polygon_labels;
+};
+
+/// Where the cells finished on this process go. The cell of one of this process's seeds is
+/// written into its outputs (`home`, by input index: global index − first_gid); any other
+/// cell into a result row (taken in any order), sent to its seed's process after the rounds.
+/// With polygons, the vertices go to the heap, and the outputs (vertex count in
+/// home.polygon_offsets, offset in heap_first) or the row keep where.
+template <class MemorySpace>
+struct FinishedCells {
+  using Rows = Kokkos::View<double**, Kokkos::LayoutRight, MemorySpace>;
+  std::int64_t first_gid = 0; ///< of this process's first seed
+  DistributedOutputs<MemorySpace> home;
+  Kokkos::View<std::int64_t*, MemorySpace> heap_first; ///< by input index, with polygons
+  Rows rows;
+  Kokkos::View<int, MemorySpace> row_count; ///< rows written
+  VertexHeap<MemorySpace> heap;
+  bool polygons = false;
+
+  /// Writes the result of a finished cell (emptied or not).
+  KOKKOS_FUNCTION void write(CellSeed const& seed, Polygon const& cell, bool emptied) const {
+    double area = 0, cx = seed.x, cy = seed.y;
+    if (!emptied)
+      cell.area_and_centroid(seed.x, seed.y, area, cx, cy);
     int const nv = emptied ? 0 : cell.size;
-    std::int64_t const first = nv > 0 ? heap.append(3 * nv) : 0;
-    results(row, result_nb_vertices) = nv;
-    results(row, result_vertices) = static_cast<double>(first);
-    if (first + 3 * nv > static_cast<std::int64_t>(heap.values.extent(0)))
-      return; // the round is cut again with a larger heap
-    for (int v = 0; v < nv; ++v) {
-      heap.values(first + 3 * v) = seed.x + cell.x(v);
-      heap.values(first + 3 * v + 1) = seed.y + cell.y(v);
-      heap.values(first + 3 * v + 2) = cell.label(v);
+    std::int64_t first = 0;
+    if (polygons && nv > 0) {
+      first = heap.append(3 * nv);
+      // When the heap is too small, the round is cut again with a larger one.
+      if (first + 3 * nv <= static_cast<std::int64_t>(heap.values.extent(0)))
+        for (int v = 0; v < nv; ++v) {
+          heap.values(first + 3 * v) = seed.x + cell.x(v);
+          heap.values(first + 3 * v + 1) = seed.y + cell.y(v);
+          heap.values(first + 3 * v + 2) = cell.label(v);
+        }
     }
+    std::int64_t const k = seed.index - first_gid;
+    if (k >= 0 && k < static_cast<std::int64_t>(home.measures.extent(0))) {
+      home.measures(k) = area;
+      home.centroids(k, 0) = cx;
+      home.centroids(k, 1) = cy;
+      if (polygons) {
+        home.polygon_offsets(k) = nv;
+        heap_first(k) = first;
+      }
+      return;
+    }
+    int const row = Kokkos::atomic_fetch_add(&row_count(), 1);
+    rows(row, result_gid) = seed.index;
+    rows(row, result_area) = area;
+    rows(row, result_cx) = cx;
+    rows(row, result_cy) = cy;
+    if (polygons) {
+      rows(row, result_nb_vertices) = nv;
+      rows(row, result_vertices) = static_cast<double>(first);
+    }
+  }
+};
+
+/// Cell k's polygon into out's vertices and edge sources (its rows from out.polygon_offsets),
+/// from `values` at `from`: (x, y, edge label) per vertex.
+template <class MemorySpace, class Values>
+KOKKOS_INLINE_FUNCTION void copy_polygon(DistributedOutputs<MemorySpace> const& out, std::int64_t k,
+                                         Values const& values, std::int64_t from) {
+  int const first = out.polygon_offsets(k);
+  int const nv = out.polygon_offsets(k + 1) - first;
+  for (int v = 0; v < nv; ++v) {
+    out.polygon_vertices(first + v, 0) = values(from + 3 * v);
+    out.polygon_vertices(first + v, 1) = values(from + 3 * v + 1);
+    out.polygon_labels(first + v) = static_cast<int>(values(from + 3 * v + 2));
   }
 }
 
@@ -268,8 +337,10 @@ struct TravelStatistics {
   long travelled_cells = 0; ///< messages sent by all ranks (cells, copies and answers)
   long bytes_sent = 0;      ///< all ranks: messages (values and lengths), seeds and results that
                             ///< go to another process (PowerDiagramStatistics::bytes_sent)
-  int reruns = 0;           ///< rounds whose cells were cut again with larger polygons or a
-                            ///< larger vertex heap
+  /// Over all the processes: the passes that cut again, with larger polygons, the cells that
+  /// did not fit theirs (cut_again_until_fit), and the rounds cut again with a larger vertex
+  /// heap
+  int reruns = 0;
   int msg_capacity = 0, inbox_capacity = 0;
   long warm_cells = 0; ///< warm_start, all ranks: round-0 cells certified from their neighbours
   int warm_rounds = 0; ///< warm_start: most certifications of one box that sent cells to search
@@ -278,7 +349,7 @@ struct TravelStatistics {
 /// What an item of a round does once cut.
 enum ItemAction : int {
   action_none = 0, ///< an answer (settled with its cell), or a copy that nothing here cuts
-  action_finished, ///< its result row is written
+  action_finished, ///< its result is written (FinishedCells)
   action_travel,   ///< a rank's own cell moves to the nearest other rank that may cut it
   action_probe,    ///< a cell that moved: copies go to every other rank that may still cut
                    ///< it, and their answers come back here
@@ -316,9 +387,10 @@ struct TravelStep {
   Kokkos::View<int*, MemorySpace> action;
   Kokkos::View<int*, MemorySpace> messages; ///< rows the item sends
   Kokkos::View<int*, MemorySpace> needed;   ///< doubles its rows need after the header
+  /// By item (decision pass) or by sender (packing pass): 1 if the cell did not fit its
+  /// polygon (cut_again_until_fit runs it again).
   Kokkos::View<int*, MemorySpace> overflowed;
-  Rows results;
-  VertexHeap<MemorySpace> vertices; ///< of the finished cells, with polygons
+  FinishedCells<MemorySpace> finished;
   /// The cells of the items that send, kept by the decision pass for the packing pass (which
   /// otherwise cuts them again): row kept_slot(item) of `kept` (−1: none), written as a message
   /// row; slots are taken in any order, while they last.
@@ -511,7 +583,7 @@ struct TravelStep {
         emptied ? 0 : count_cutting_ranks(cell, seed, rank, visited, kind == 0 ? 0 : 1 << 30);
     if (cutting == 0) {
       action(item) = action_finished;
-      write_result(results, item, seed, cell, emptied, vertices);
+      finished.write(seed, cell, emptied);
       return;
     }
     action(item) = kind == 0 ? action_travel : action_probe;
@@ -594,6 +666,9 @@ struct TravelStep {
     int const l = load(cell, item, seed, kind);
     int const rank = first_rank + l;
     ClipResult const r = cut(cell, seed, l, item, kind);
+    overflowed(k) = r == ClipResult::overflow;
+    if (r == ClipResult::overflow) // cut again with a larger polygon
+      return;
     int const row = message_first(k);
     if (kind == message_probe) { // the answer
       outbox(row, MessageLayout::kind) = message_answer;
@@ -647,8 +722,7 @@ struct SettleStep {
   Kokkos::View<int const*, MemorySpace> answers;      ///< inbox rows of answers, by cell
   Kokkos::View<int const*, MemorySpace> answer_first; ///< [pending + 1]
   Kokkos::View<int*, MemorySpace> overflowed;
-  Rows results;
-  VertexHeap<MemorySpace> vertices; ///< of the finished cells, with polygons
+  FinishedCells<MemorySpace> finished;
 
   KOKKOS_FUNCTION void operator()(Polygon& cell, int p) const {
     CellSeed const seed = read_cell(pending, p, pending_layout, cell);
@@ -676,19 +750,8 @@ struct SettleStep {
       overflowed(p) = 1;
       return;
     }
-    write_result(results, p, seed, cell, result == ClipResult::emptied, vertices);
+    finished.write(seed, cell, result == ClipResult::emptied);
   }
-};
-
-/// Per-process outputs of the distributed computation, in this process's input order.
-template <class MemorySpace>
-struct DistributedOutputs {
-  Kokkos::View<double*, MemorySpace> measures;
-  Points<MemorySpace> centroids;
-  // With polygons: cell i has vertices [polygon_offsets(i), polygon_offsets(i+1)).
-  Kokkos::View<int*, MemorySpace> polygon_offsets;
-  Points<MemorySpace> polygon_vertices;
-  Kokkos::View<int*, MemorySpace> polygon_labels;
 };
 
 /// The distributed computation of this process's part of the diagram (collective).
@@ -748,6 +811,7 @@ public:
       phases.end("box_cells");
     } else
       box_cells_ = SlotPolygons<memory_space>{};
+    allocate_home_outputs(n);
     Rows results = travel();
     statistics_.warm_cells = warm_start ? box_warm_cells_ : 0;
     statistics_.warm_rounds = warm_start ? box_warm_rounds_ : 0;
@@ -764,20 +828,21 @@ public:
       return out;
     }
 
-    DistributedOutputs<memory_space> out = send_results_home(results, first_gid, n);
+    DistributedOutputs<memory_space> out = send_results_home(results, n);
     space_.fence();
     phases.end("results");
     // Traffic over all the processes.
-    auto traffic = ranks_.allgather(
-        std::vector<long>{statistics_.travelled_cells, statistics_.bytes_sent,
-                          statistics_.warm_cells, static_cast<long>(statistics_.warm_rounds)});
+    auto traffic = ranks_.allgather(std::vector<long>{
+        statistics_.travelled_cells, statistics_.bytes_sent, statistics_.warm_cells,
+        static_cast<long>(statistics_.warm_rounds), static_cast<long>(polygon_passes_)});
     statistics_.travelled_cells = statistics_.bytes_sent = statistics_.warm_cells = 0;
     for (int p = 0; p < ranks_.process_count(); ++p) {
-      statistics_.travelled_cells += traffic[4 * p];
-      statistics_.bytes_sent += traffic[4 * p + 1];
-      statistics_.warm_cells += traffic[4 * p + 2];
+      statistics_.travelled_cells += traffic[5 * p];
+      statistics_.bytes_sent += traffic[5 * p + 1];
+      statistics_.warm_cells += traffic[5 * p + 2];
       statistics_.warm_rounds =
-          std::max(statistics_.warm_rounds, static_cast<int>(traffic[4 * p + 3]));
+          std::max(statistics_.warm_rounds, static_cast<int>(traffic[5 * p + 3]));
+      statistics_.reruns += static_cast<int>(traffic[5 * p + 4]);
     }
     return out;
   }
@@ -826,14 +891,8 @@ public:
   /// destinations, so the same order; no sort, no exchange of counts), and each box's index
   /// given them.
   void reweight_boxes_and_trees() {
-    int const n = static_cast<int>(positions_.extent(0));
-    Rows rows(Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::travel::weight_rows"),
-              n, 1);
-    auto const weights = weights_;
-    Kokkos::parallel_for(
-        "sdot::travel::pack_weights", Policy(space_, 0, n),
-        KOKKOS_LAMBDA(int i) { rows(i, 0) = weights(i); });
-    auto const mine = seeds_to_boxes_->distribute(rows);
+    auto const mine =
+        seeds_to_boxes_->template distribute<double>(1, SeedRows<memory_space>{{}, weights_, 0, 2});
     bytes_sent_seeds_ = moved_seeds_ * static_cast<long>(sizeof(double));
     for (int l = 0; l < ranks_.local_count(); ++l) {
       int const begin = static_cast<int>(box_rows_[l]),
@@ -975,18 +1034,8 @@ public:
     int const n = static_cast<int>(positions_.extent(0));
     auto const box = bisect_into_boxes(space_, ranks_, positions_, first_gid, total);
     seeds_to_boxes_.emplace(space_, ranks_, box);
-    Rows rows(Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::travel::seed_rows"), n,
-              4);
-    auto positions = positions_;
-    auto weights = weights_;
-    Kokkos::parallel_for(
-        "sdot::travel::pack_seeds", Policy(space_, 0, n), KOKKOS_LAMBDA(int i) {
-          rows(i, 0) = positions(i, 0);
-          rows(i, 1) = positions(i, 1);
-          rows(i, 2) = weights(i);
-          rows(i, 3) = static_cast<double>(first_gid + i);
-        });
-    auto mine = seeds_to_boxes_->distribute(rows);
+    auto mine = seeds_to_boxes_->template distribute<double>(
+        4, SeedRows<memory_space>{positions_, weights_, first_gid});
     int const local = ranks_.local_count(), process = ranks_.process_rank();
     long moved = 0;
     Kokkos::parallel_reduce(
@@ -1191,19 +1240,6 @@ public:
         Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, std::string(label)), count);
   }
 
-  /// Copies the rows `list` of `rows` into a new array.
-  Rows select_rows(char const* label, Rows const& rows, Kokkos::View<int*, memory_space> list) {
-    int const width = static_cast<int>(rows.extent(1));
-    Rows out(Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, std::string(label)),
-             list.extent(0), width);
-    Kokkos::parallel_for(
-        label, Policy(space_, 0, static_cast<int>(list.extent(0))), KOKKOS_LAMBDA(int k) {
-          for (int c = 0; c < width; ++c)
-            out(k, c) = rows(list(k), c);
-        });
-    return out;
-  }
-
   /// The answers of the inbox grouped by the cell they answer (arrival order within a cell):
   /// inbox rows and, per pending cell, their range.
   void group_answers(Kokkos::View<double const**, Kokkos::LayoutRight, memory_space> inbox,
@@ -1296,6 +1332,7 @@ public:
     std::vector<Rows> finished;
     reset_vertex_heap();
     statistics_ = TravelStatistics<memory_space>{};
+    polygon_passes_ = 0;
     statistics_.bytes_sent = bytes_sent_seeds_;
     Pending older, newer; // the cells that sent copies two rounds ago, and one round ago
     Kokkos::View<int const*, memory_space> item_first = forest_.seeds.first;
@@ -1308,16 +1345,18 @@ public:
         abandoned_ = true;
         return Rows();
       }
-      keep_finished(step, settle, items, finished);
+      keep_finished(step, settle, finished);
 
       // Messages of this round: how many, how wide (agreed), and the copies' cells kept here.
       RoundMessages const plan = plan_messages(step, items);
-      // One agreement per round: go on?, the message width, and the previous round's most
-      // messages from one rank to one other (inbox_capacity, a hint).
+      // One agreement per round: go on?, the message width, the previous round's most
+      // messages from one rank to one other (inbox_capacity, a hint), and msg_capacity (the
+      // polygons' size, grown where cells did not fit).
       std::vector<std::int64_t> agreed{plan.rows > 0 || newer.rows.extent(0) > 0, plan.widest,
-                                       most_sent};
+                                       most_sent, msg_capacity_.value()};
       agreed = ranks_.process_maxima(agreed);
       inbox_capacity_.grow_to(agreed[2]);
+      msg_capacity_.grow_to(agreed[3]);
       if (!agreed[0])
         break;
       msg_capacity_.grow_to((agreed[1] + 2) / 3);
@@ -1381,8 +1420,8 @@ public:
     for (;;) {
       if (with_polygons_)
         Kokkos::deep_copy(space_, vertex_heap_.used, heap_before);
-      step.vertices = vertex_heap_;
-      settle.vertices = vertex_heap_;
+      step.finished = finished_cells("sdot::travel::results", items);
+      settle.finished = finished_cells("sdot::travel::settled", pending_count);
       step.outbox = Rows();
       step.action = per_item<int>("sdot::travel::action", items);
       step.messages = per_item<int>("sdot::travel::messages", items);
@@ -1394,54 +1433,78 @@ public:
                kept_slots_, MessageLayout::header + 3 * msg_capacity_.value());
       step.kept_count =
           Kokkos::View<int, memory_space>(Kokkos::view_alloc(space_, "sdot::travel::kept_count"));
-      step.results =
-          Rows(Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::travel::results"),
-               items, result_width());
-      for_each_cell(space_, "sdot::travel::decide", step, items, polygon_capacity());
+      cut_again_noted(for_each_cell_until_fit(space_, "sdot::travel::decide", step, step.overflowed,
+                                              items, polygon_capacity()));
       settle.overflowed = per_item<int>("sdot::travel::settle_overflowed", pending_count);
-      settle.results =
-          Rows(Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::travel::settled"),
-               pending_count, result_width());
       if (pending_count > 0)
-        for_each_cell(space_, "sdot::travel::settle", settle, pending_count, polygon_capacity());
-      int overflows = 0;
-      auto o1 = step.overflowed;
-      auto o2 = settle.overflowed;
-      Kokkos::parallel_reduce(
-          "sdot::travel::overflows", Policy(space_, 0, items),
-          KOKKOS_LAMBDA(int i, int& c) { c += o1(i); }, overflows);
-      int settle_overflows = 0;
-      Kokkos::parallel_reduce(
-          "sdot::travel::settle_overflows", Policy(space_, 0, pending_count),
-          KOKKOS_LAMBDA(int i, int& c) { c += o2(i); }, settle_overflows);
+        cut_again_noted(for_each_cell_until_fit(space_, "sdot::travel::settle", settle,
+                                                settle.overflowed, pending_count,
+                                                polygon_capacity()));
       std::int64_t const heap_after = vertex_heap_used();
       bool const heap_full = heap_after > static_cast<std::int64_t>(vertex_heap_.values.extent(0));
-      std::vector<std::int64_t> again{overflows + settle_overflows > 0, heap_full,
-                                      detail::abandoned(space_, step.abandon)};
+      std::vector<std::int64_t> again{heap_full, detail::abandoned(space_, step.abandon)};
       again = ranks_.process_maxima(again);
-      if (again[2])
+      if (again[1])
         return false;
-      if (!again[0] && !again[1])
+      if (!again[0])
         return true;
-      if (again[0])
-        msg_capacity_.grow_to(2 * msg_capacity_.value());
       if (heap_full)
         grow_vertex_heap(heap_after + heap_after / 4, heap_before);
       ++statistics_.reruns;
     }
   }
 
-  /// Appends the result rows of the cells finished this round to `finished`.
+  /// Counts the passes that cut cells again with larger polygons, and makes the polygons of
+  /// the next passes as large as the last of them (polygon_capacity()).
+  void cut_again_noted(PassesAgain const& again) {
+    polygon_passes_ += again.passes;
+    msg_capacity_.grow_to(again.final_capacity / 2);
+  }
+
+  /// Appends the result rows of the cells finished this round away from their seeds' process
+  /// to `finished`.
   void keep_finished(TravelStep<memory_space> const& step, SettleStep<memory_space> const& settle,
-                     int items, std::vector<Rows>& finished) {
-    auto const action = step.action;
-    auto done = items_where(
-        space_, "sdot::travel::finished", items,
-        KOKKOS_LAMBDA(int i) { return action(i) == action_finished; });
-    if (done.extent(0))
-      finished.push_back(select_rows("sdot::travel::keep_finished", step.results, done));
-    if (settle.pending.extent(0) > 0)
-      finished.push_back(settle.results);
+                     std::vector<Rows>& finished) {
+    for (auto const* cells : {&step.finished, &settle.finished}) {
+      int count = 0;
+      Kokkos::deep_copy(space_, count, cells->row_count);
+      space_.fence();
+      if (count > 0)
+        finished.push_back(Kokkos::subview(cells->rows, Kokkos::make_pair(0, count), Kokkos::ALL));
+    }
+  }
+
+  /// Where this round's finished cells go (`capacity` rows for those of other processes'
+  /// seeds; rows never written are never touched).
+  FinishedCells<memory_space> finished_cells(char const* label, int capacity) {
+    FinishedCells<memory_space> cells;
+    cells.first_gid = seed_blocks_.begin();
+    cells.home = home_;
+    cells.heap_first = heap_first_;
+    cells.rows = Rows(Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, std::string(label)),
+                      capacity, result_width());
+    cells.row_count =
+        Kokkos::View<int, memory_space>(Kokkos::view_alloc(space_, std::string(label) + "_count"));
+    cells.heap = vertex_heap_;
+    cells.polygons = with_polygons_;
+    return cells;
+  }
+
+  /// The outputs of this process's n seeds, written as their cells finish (FinishedCells):
+  /// measures, centroids and, with polygons, each cell's vertex count and heap offset.
+  void allocate_home_outputs(int n) {
+    home_ = DistributedOutputs<memory_space>{};
+    home_.measures =
+        Kokkos::View<double*, memory_space>(Kokkos::view_alloc(space_, "sdot::measures"), n);
+    home_.centroids = Points<memory_space>(Kokkos::view_alloc(space_, "sdot::centroids"), n);
+    heap_first_ = Kokkos::View<std::int64_t*, memory_space>();
+    if (!with_polygons_)
+      return;
+    home_.polygon_offsets = Kokkos::View<int*, memory_space>(
+        Kokkos::view_alloc(space_, "sdot::polygons::offsets"), n + 1);
+    heap_first_ = Kokkos::View<std::int64_t*, memory_space>(
+        Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::travel::heap_first"), n);
+    Kokkos::deep_copy(space_, heap_first_, std::int64_t(-1)); // −1: finished elsewhere
   }
 
   /// The messages of a round: the items that send, their first message rows, their rows of
@@ -1499,8 +1562,10 @@ public:
         Rows(Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::travel::pending"),
              plan.pending, out.cols());
     int const nb_senders = static_cast<int>(plan.senders.extent(0));
+    step.overflowed = per_item<int>("sdot::travel::pack_overflowed", nb_senders);
     if (nb_senders > 0)
-      for_each_cell(space_, "sdot::travel::pack", step, nb_senders, polygon_capacity());
+      cut_again_noted(for_each_cell_until_fit(space_, "sdot::travel::pack", step, step.overflowed,
+                                              nb_senders, polygon_capacity()));
   }
 
   /// Sends each row of `outbox` to rank `dest` of it, with what it holds and its length
@@ -1525,8 +1590,10 @@ public:
     return received;
   }
 
-  /// The rows of `parts`, one part after the other.
+  /// The rows of `parts`, one part after the other (one part: as it is).
   Rows concatenate_rows(std::vector<Rows> const& parts) {
+    if (parts.size() == 1)
+      return parts[0];
     std::int64_t total = 0;
     for (auto const& part : parts)
       total += part.extent(0);
@@ -1547,14 +1614,13 @@ public:
     return all;
   }
 
-  /// Each result goes to the process that holds its seed in its input block: those of this
-  /// process's seeds are written directly, the others go through loom::distribute (with
-  /// polygons, their vertices follow as rows of their own, in the order of the cells).
-  DistributedOutputs<memory_space> send_results_home(Rows const& results, std::int64_t first_gid,
-                                                     int n) {
-    HomeRanks const home = home_ranks(results);
-    LeavingResults const leaving = pack_leaving_results(results, home);
-    Rows const received = loom::distribute(space_, ranks_, leaving.dest, leaving.rows).rows;
+  /// The results of the cells finished away from their seed's process (`results`) go there
+  /// through loom::distribute (with polygons, their vertices follow as rows of their own, in
+  /// the order of the cells); with the cells of this process's seeds finished here, written
+  /// as they finished, they make the outputs of its n seeds.
+  DistributedOutputs<memory_space> send_results_home(Rows const& results, int n) {
+    LeavingResults const leaving = pack_leaving_results(results);
+    Rows const received = loom::distribute(space_, ranks_, leaving.dest, results).rows;
     // The vertices arrive in the order of their cells (loom::distribute keeps the order).
     Rows received_vertices;
     if (with_polygons_) {
@@ -1562,78 +1628,52 @@ public:
           loom::distribute(space_, ranks_, leaving.vertex_dest, leaving.vertices).rows;
       number_received_vertices(received);
     }
-    return scatter_results(results, home.dest, received, received_vertices, first_gid, n);
+    return scatter_results(received, received_vertices, n);
   }
 
-  /// Where each result row goes: −1 when its seed is this process's, else the first local
-  /// rank of the process that holds it; and how many rows and vertices leave.
-  struct HomeRanks {
-    Kokkos::View<int*, memory_space> dest;
-    int leaving = 0, leaving_vertices = 0;
-  };
-
-  HomeRanks home_ranks(Rows const& results) {
-    int const count = static_cast<int>(results.extent(0));
-    auto process_first = to_device("sdot::travel::process_first", seed_blocks_.offsets());
-    int const processes = ranks_.process_count(), local = ranks_.local_count();
-    int const process = ranks_.process_rank();
-    HomeRanks home;
-    home.dest = Kokkos::View<int*, memory_space>(
-        Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::travel::home"), count);
-    auto const dest = home.dest;
-    bool const polygons = with_polygons_;
-    Kokkos::parallel_reduce(
-        "sdot::travel::home_rank", Policy(space_, 0, count),
-        KOKKOS_LAMBDA(int i, int& c, int& v) {
-          auto const gid = static_cast<std::int64_t>(results(i, result_gid));
-          int const home_process = loom::detail::segment_of(process_first, processes, gid);
-          dest(i) = home_process == process ? -1 : home_process * local; // -1: written here
-          if (dest(i) >= 0) {
-            ++c;
-            v += polygons ? static_cast<int>(results(i, result_nb_vertices)) : 0;
-          }
-        },
-        home.leaving, home.leaving_vertices);
-    return home;
-  }
-
-  /// The result rows that leave this process, and their vertices (x, y, edge label) as rows
-  /// of three, each with its destination (the bytes counted).
+  /// Where each result row goes (the first local rank of the process that holds its seed)
+  /// and, with polygons, its vertices (x, y, edge label) as rows of three with theirs.
   struct LeavingResults {
-    Rows rows, vertices;
+    Rows vertices;
     Kokkos::View<int*, memory_space> dest, vertex_dest;
   };
 
-  LeavingResults pack_leaving_results(Rows const& results, HomeRanks const& home) {
+  /// The destinations of the result rows and their vertices (the bytes counted).
+  LeavingResults pack_leaving_results(Rows const& results) {
     int const count = static_cast<int>(results.extent(0));
-    auto const dest = home.dest;
-    auto const leavers = items_where(
-        space_, "sdot::travel::leaving_results", count,
-        KOKKOS_LAMBDA(int i) { return dest(i) >= 0; }, home.leaving);
-    int const width = result_width();
+    auto const process_first = to_device("sdot::travel::process_first", seed_blocks_.offsets());
+    int const processes = ranks_.process_count(), local = ranks_.local_count();
+    bool const polygons = with_polygons_;
     LeavingResults out;
-    out.rows =
-        Rows(Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::travel::sent_results"),
-             home.leaving, width);
-    out.dest = per_item<int>("sdot::travel::sent_home", home.leaving);
+    out.dest = per_item<int>("sdot::travel::sent_home", count);
+    auto const dest = out.dest;
+    int nb_vertices = 0;
+    Kokkos::parallel_reduce(
+        "sdot::travel::home_rank", Policy(space_, 0, count),
+        KOKKOS_LAMBDA(int i, int& v) {
+          auto const gid = static_cast<std::int64_t>(results(i, result_gid));
+          dest(i) = loom::detail::segment_of(process_first, processes, gid) * local;
+          v += polygons ? static_cast<int>(results(i, result_nb_vertices)) : 0;
+        },
+        nb_vertices);
+    statistics_.bytes_sent +=
+        (static_cast<long>(count) * result_width() + 3L * nb_vertices) * sizeof(double) +
+        static_cast<long>(count) * sizeof(std::int64_t);
+    if (!polygons)
+      return out;
     out.vertices =
         Rows(Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::travel::sent_vertices"),
-             home.leaving_vertices, 3);
-    out.vertex_dest = per_item<int>("sdot::travel::sent_vertices_home", home.leaving_vertices);
-    auto const sent = out.rows, sent_vertices = out.vertices;
-    auto const sent_dest = out.dest, vertex_dest = out.vertex_dest;
+             nb_vertices, 3);
+    out.vertex_dest = per_item<int>("sdot::travel::sent_vertices_home", nb_vertices);
+    auto const sent_vertices = out.vertices;
+    auto const vertex_dest = out.vertex_dest;
     auto const heap = vertex_heap_.values;
-    bool const polygons = with_polygons_;
     Kokkos::parallel_scan(
-        "sdot::travel::pack_results", Policy(space_, 0, home.leaving),
-        KOKKOS_LAMBDA(int k, int& vertex, bool final) {
-          int const i = leavers(k);
-          int const nv = polygons ? static_cast<int>(results(i, result_nb_vertices)) : 0;
+        "sdot::travel::pack_result_vertices", Policy(space_, 0, count),
+        KOKKOS_LAMBDA(int i, int& vertex, bool final) {
+          int const nv = static_cast<int>(results(i, result_nb_vertices));
           if (final) {
-            sent_dest(k) = dest(i);
-            for (int c = 0; c < width; ++c)
-              sent(k, c) = results(i, c);
-            auto const from = polygons ? static_cast<std::int64_t>(results(i, result_vertices)) : 0;
+            auto const from = static_cast<std::int64_t>(results(i, result_vertices));
             for (int v = 0; v < nv; ++v) {
               vertex_dest(vertex + v) = dest(i);
               for (int c = 0; c < 3; ++c)
@@ -1642,9 +1682,6 @@ public:
           }
           vertex += nv;
         });
-    statistics_.bytes_sent +=
-        (static_cast<long>(home.leaving) * width + 3L * home.leaving_vertices) * sizeof(double) +
-        static_cast<long>(home.leaving) * sizeof(std::int64_t);
     return out;
   }
 
@@ -1661,30 +1698,18 @@ public:
         });
   }
 
-  /// The outputs of this process's n seeds from the rows kept here (dest −1) and those
-  /// received, with their polygons' vertices in the vertex heap and in `received_vertices`.
-  DistributedOutputs<memory_space>
-  scatter_results(Rows const& results, Kokkos::View<int*, memory_space> dest, Rows const& received,
-                  Rows const& received_vertices, std::int64_t first_gid, int n) {
-    int const count = static_cast<int>(results.extent(0));
-    DistributedOutputs<memory_space> out;
-    out.measures =
-        Kokkos::View<double*, memory_space>(Kokkos::view_alloc(space_, "sdot::measures"), n);
-    out.centroids = Points<memory_space>(Kokkos::view_alloc(space_, "sdot::centroids"), n);
-    if (with_polygons_)
-      out.polygon_offsets = Kokkos::View<int*, memory_space>(
-          Kokkos::view_alloc(space_, "sdot::polygons::offsets"), n + 1);
+  /// The outputs of this process's n seeds: those written here as the cells finished, and
+  /// the received rows, with the polygons' vertices in the vertex heap and in
+  /// `received_vertices`.
+  DistributedOutputs<memory_space> scatter_results(Rows const& received,
+                                                   Rows const& received_vertices, int n) {
+    DistributedOutputs<memory_space> out = home_;
+    std::int64_t const first_gid = seed_blocks_.begin();
+    int const count = static_cast<int>(received.extent(0));
     Kokkos::View<double const*, memory_space, Kokkos::MemoryTraits<Kokkos::Unmanaged>>
         arrived_values(received_vertices.data(), received_vertices.span());
-    auto const heap = vertex_heap_.values;
-    auto scatter = [&](char const* label, bool vertices) {
-      ResultScatter kept{results, dest, first_gid, out, vertices, heap};
-      Kokkos::parallel_for(std::string(label) + "_kept", Policy(space_, 0, count), kept);
-      ResultScatter arrived{received, {}, first_gid, out, vertices, arrived_values};
-      Kokkos::parallel_for(std::string(label) + "_received",
-                           Policy(space_, 0, static_cast<int>(received.extent(0))), arrived);
-    };
-    scatter("sdot::travel::scatter_results", false);
+    Kokkos::parallel_for("sdot::travel::scatter_results", Policy(space_, 0, count),
+                         ResultScatter{received, first_gid, out, false, arrived_values});
     if (!with_polygons_)
       return out;
     auto offsets = out.polygon_offsets;
@@ -1695,24 +1720,28 @@ public:
     out.polygon_labels = Kokkos::View<int*, memory_space>(
         Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::polygons::edge_sources"),
         total);
-    scatter("sdot::travel::scatter_polygons", true);
+    Kokkos::parallel_for("sdot::travel::scatter_polygons", Policy(space_, 0, count),
+                         ResultScatter{received, first_gid, out, true, arrived_values});
+    auto const heap = vertex_heap_.values;
+    auto const heap_first = heap_first_;
+    Kokkos::parallel_for(
+        "sdot::travel::home_polygons", Policy(space_, 0, n), KOKKOS_LAMBDA(int k) {
+          if (heap_first(k) >= 0) // else finished on another process
+            copy_polygon(out, k, heap, heap_first(k));
+        });
     return out;
   }
 
-  /// Writes result rows into the outputs, skipping the rows with dest(i) ≥ 0 when dest is
-  /// given: measures, centroids and, with polygons, vertex counts; or, with `vertices` (once
-  /// the offsets are known), the polygons' vertices and edge sources, read from `values` at
-  /// the row's offset (result_vertices).
+  /// Writes received result rows into the outputs: measures, centroids and, with polygons,
+  /// vertex counts; or, with `vertices` (once the offsets are known), the polygons' vertices
+  /// and edge sources, read from `values` at the row's offset (result_vertices).
   struct ResultScatter {
     Rows rows;
-    Kokkos::View<int const*, memory_space> dest;
     std::int64_t first_gid;
     DistributedOutputs<memory_space> out;
     bool vertices = false;
     Kokkos::View<double const*, memory_space, Kokkos::MemoryTraits<Kokkos::Unmanaged>> values;
     KOKKOS_FUNCTION void operator()(int i) const {
-      if (dest.extent(0) && dest(i) >= 0)
-        return;
       auto const k = static_cast<std::int64_t>(rows(i, result_gid)) - first_gid;
       if (!vertices) {
         out.measures(k) = rows(i, result_area);
@@ -1722,14 +1751,7 @@ public:
           out.polygon_offsets(k) = static_cast<int>(rows(i, result_nb_vertices));
         return;
       }
-      int const first = out.polygon_offsets(k);
-      int const nv = static_cast<int>(rows(i, result_nb_vertices));
-      auto const from = static_cast<std::int64_t>(rows(i, result_vertices));
-      for (int v = 0; v < nv; ++v) {
-        out.polygon_vertices(first + v, 0) = values(from + 3 * v);
-        out.polygon_vertices(first + v, 1) = values(from + 3 * v + 1);
-        out.polygon_labels(first + v) = static_cast<int>(values(from + 3 * v + 2));
-      }
+      copy_polygon(out, k, values, static_cast<std::int64_t>(rows(i, result_vertices)));
     }
   };
 
@@ -1768,7 +1790,12 @@ private:
   AbandonBelow<memory_space> abandon_;   ///< of the current run (abandon_below)
   bool abandoned_ = false;               ///< the last run gave up
   VertexHeap<memory_space> vertex_heap_; ///< of the finished cells, with polygons
+  /// The outputs of this process's seeds, and with polygons each one's offset in the vertex
+  /// heap (−1: finished on another process), written as the cells finish (FinishedCells).
+  DistributedOutputs<memory_space> home_;
+  Kokkos::View<std::int64_t*, memory_space> heap_first_;
   TravelStatistics<memory_space> statistics_;
+  int polygon_passes_ = 0; ///< this process's, this run (TravelStatistics::reruns)
   // warm_start (build_box_cells()): each box's round-0 cells by forest item, the neighbour
   // graph of each box's last ones (by its tree slots), each box's tree slot by row, and the
   // global index of each forest row.

@@ -123,12 +123,12 @@ struct CellsFunctor {
 
   /// Writes `cell` of `seed` into the outputs as it is (see finish()).
   KOKKOS_FUNCTION void record(Polygon const& cell, CellSeed const& seed) const {
-    double area, mx, my;
-    cell.integrals(area, mx, my);
+    double area, cx, cy;
+    cell.area_and_centroid(seed.x, seed.y, area, cx, cy);
     abandon.check(area);
     out.measures(seed.index) = area;
-    out.centroids(seed.index, 0) = area > 0 ? seed.x + mx / area : seed.x;
-    out.centroids(seed.index, 1) = area > 0 ? seed.y + my / area : seed.y;
+    out.centroids(seed.index, 0) = cx;
+    out.centroids(seed.index, 1) = cy;
     out.vertex_counts(seed.index) = cell.size;
     if (out.polygon_offsets.extent(0)) {
       int const begin = out.polygon_offsets(seed.index);
@@ -148,41 +148,19 @@ struct CellsReport {
   bool abandoned = false;   ///< a cell fell below AbandonBelow::below: the passes stopped
 };
 
-/// Rebuilds the cells that overflowed a pass over `nb_items` items (`overflowed`, by item;
-/// `step.items` the pass's items, empty for every tree slot) at `capacity`, doubling it, until
-/// every cell fits. Counts the first pass's overflows in `report` when `count_overflows`.
+/// Builds again, doubling `capacity`, the cells that overflowed a pass of `step` over
+/// `nb_items` items (cut_again_until_fit). Counts the first pass's overflows in `report` when
+/// `count_overflows`.
 template <class ExecutionSpace, class MemorySpace>
-void rebuild_overflowed_cells(ExecutionSpace const& space, CellsFunctor<MemorySpace> step,
+void rebuild_overflowed_cells(ExecutionSpace const& space, CellsFunctor<MemorySpace> const& step,
                               Kokkos::View<int*, MemorySpace> overflowed, int nb_items,
                               int capacity, bool count_overflows, CellsReport& report) {
-  using Policy = Kokkos::RangePolicy<ExecutionSpace>;
-  bool first = true;
-  while (true) {
-    // The items that overflowed, in order.
-    int count = 0;
-    Kokkos::parallel_reduce(
-        "sdot::cells::count_overflowed", Policy(space, 0, nb_items),
-        KOKKOS_LAMBDA(int k, int& c) { c += overflowed(k); }, count);
-    if (first) {
-      report.overflowed_cells = count_overflows ? count : 0;
-      first = false;
-    }
-    if (count == 0)
-      return;
-    auto const next_items =
-        flagged_items(space, "sdot::cells::overflow_items", overflowed, count, step.items);
-    nb_items = count;
-    if (capacity > (1 << 24))
-      throw std::runtime_error("sdot: a cell needs more than 2^24 vertices");
-    overflowed = Kokkos::View<int*, MemorySpace>(
-        Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::cells::overflowed"), count);
-    step.items = next_items;
-    step.overflowed = overflowed;
-    for_each_cell(space, "sdot::cells::rebuild", step, count, capacity);
-    report.final_capacity = capacity;
-    ++report.reruns;
-    capacity *= 2;
-  }
+  PassesAgain const again =
+      cut_again_until_fit(space, "sdot::cells::rebuild", step, overflowed, nb_items, capacity);
+  report.overflowed_cells = count_overflows ? again.overflowed_cells : 0;
+  report.reruns += again.passes;
+  if (again.passes > 0)
+    report.final_capacity = again.final_capacity;
 }
 
 /// Builds every cell of `tree` into `out`. `capacity` is the first pass's vertex capacity.

@@ -238,6 +238,16 @@ struct Polygon {
     return commit(out);
   }
 
+  /// The polygon's area and its centroid, its vertices being relative to (x0, y0) (the seed):
+  /// (x0, y0) itself when the area is 0.
+  KOKKOS_INLINE_FUNCTION void area_and_centroid(double x0, double y0, double& area, double& cx,
+                                                double& cy) const {
+    double mx, my;
+    integrals(area, mx, my);
+    cx = area > 0 ? x0 + mx / area : x0;
+    cy = area > 0 ? y0 + my / area : y0;
+  }
+
   /// Area and first moments (Σ area·centroid, relative to the seed) of the polygon; never a
   /// negative area.
   KOKKOS_INLINE_FUNCTION void integrals(double& area, double& mx, double& my) const {

@@ -8,6 +8,9 @@
 #include <sdot/geometry/polygon.hpp>
 #include <sdot/points.hpp>
 
+#include <stdexcept>
+#include <string>
+
 namespace sdot::detail {
 
 /// Two buffers of Capacity vertices in kernel-local memory.
@@ -68,6 +71,70 @@ void for_each_cell(ExecutionSpace const& space, std::string const& label, Step c
         capacity};
     Kokkos::parallel_for(label, Policy(space, 0, count), kernel);
   }
+}
+
+/// A cell step over a list of its items: work item k runs the step's item items(k).
+template <class Step, class MemorySpace>
+struct OnListedItems {
+  Step step;
+  Kokkos::View<int const*, MemorySpace> items;
+  KOKKOS_FUNCTION void operator()(Polygon& cell, int k) const { step(cell, items(k)); }
+};
+
+/// What cut_again_until_fit() did.
+struct PassesAgain {
+  int overflowed_cells = 0; ///< cells that did not fit the pass before it
+  int passes = 0;           ///< passes it ran
+  int final_capacity = 0;   ///< polygon capacity of the last of them (0: none)
+};
+
+/// The one way a cell kernel meets a polygon too small for a cell. After a pass of `step` over
+/// items [0, count), runs it again over the items whose cell did not fit (`overflowed(item)`
+/// ≠ 0: the step sets or clears it for every item it runs), with polygons of `capacity`
+/// vertices, then twice as many, until every cell fits. Only those items run again, and the
+/// step's outputs stay indexed by item: a size found too small costs only the cells that
+/// needed more.
+template <class ExecutionSpace, class Step>
+PassesAgain
+cut_again_until_fit(ExecutionSpace const& space, std::string const& label, Step const& step,
+                    Kokkos::View<int*, typename ExecutionSpace::memory_space> overflowed, int count,
+                    int capacity) {
+  using MemorySpace = typename ExecutionSpace::memory_space;
+  PassesAgain report;
+  Kokkos::View<int const*, MemorySpace> items; // empty: the items [0, count)
+  while (true) {
+    int flagged = 0;
+    Kokkos::parallel_reduce(
+        label + "::count_overflowed", Kokkos::RangePolicy<ExecutionSpace>(space, 0, count),
+        KOKKOS_LAMBDA(int k, int& c) { c += overflowed(items.extent(0) ? items(k) : k) != 0; },
+        flagged);
+    if (report.passes == 0)
+      report.overflowed_cells = flagged;
+    if (flagged == 0)
+      return report;
+    if (capacity > (1 << 24))
+      throw std::runtime_error("sdot: a cell needs more than 2^24 vertices");
+    items = items_where(
+        space, label + "::overflowed", count,
+        KOKKOS_LAMBDA(int k) { return overflowed(items.extent(0) ? items(k) : k) != 0; }, flagged,
+        items);
+    count = flagged;
+    for_each_cell(space, label + "::again", OnListedItems<Step, MemorySpace>{step, items}, count,
+                  capacity);
+    report.final_capacity = capacity;
+    ++report.passes;
+    capacity *= 2;
+  }
+}
+
+/// for_each_cell() then cut_again_until_fit() with twice the capacity.
+template <class ExecutionSpace, class Step>
+PassesAgain
+for_each_cell_until_fit(ExecutionSpace const& space, std::string const& label, Step const& step,
+                        Kokkos::View<int*, typename ExecutionSpace::memory_space> overflowed,
+                        int count, int capacity) {
+  for_each_cell(space, label, step, count, capacity);
+  return cut_again_until_fit(space, label, step, overflowed, count, 2 * capacity);
 }
 
 /// Rows for polygons of `counts` vertices each (labels "sdot::polygons::…"): cell i has the
