@@ -363,6 +363,12 @@ template <class MemorySpace>
 struct TravelStep {
   using Rows = Kokkos::View<double**, Kokkos::LayoutRight, MemorySpace>;
   Forest<MemorySpace> forest;
+  /// The trees of the first local ranks, given with the step: Forest::tree(l) builds a tree's
+  /// dozen views for each cell, and on a host backend each view copied in a kernel updates its
+  /// allocation's reference count (4–5 % of a round at 8 boxes).
+  static constexpr int max_given_trees = 8;
+  SeedTree<MemorySpace> given_trees[max_given_trees];
+  int nb_given_trees = 0;
   ConstPoints<MemorySpace> domain_vertices;
   Kokkos::View<int const*, MemorySpace> domain_labels;
   Kokkos::View<RankTreeNode const*, MemorySpace> rank_tree; ///< every rank's box; root last
@@ -602,12 +608,19 @@ struct TravelStep {
     write_cell(kept, slot, 0, seed, cell, -1, -1);
   }
 
+  /// The cell cut by the seeds of local rank l (the search of its tree).
+  KOKKOS_FUNCTION ClipResult clip_by_rank_tree(Polygon& cell, CellSeed const& seed, int l) const {
+    if (l < nb_given_trees)
+      return clip_by_tree(cell, seed, given_trees[l]);
+    return clip_by_tree(cell, seed, forest.tree(l));
+  }
+
   /// A round-0 item's cell, the domain cut by its box's seeds: read from its slot in
   /// `box_cells`, or searched.
   KOKKOS_FUNCTION ClipResult own_cut(Polygon& cell, CellSeed const& seed, int l, int item) const {
     int const size = box_cells.capacity > 0 ? box_cells.counts(item) : -1;
     if (size < 0)
-      return clip_by_tree(cell, seed, forest.tree(l));
+      return clip_by_rank_tree(cell, seed, l);
     cell.size = 0;
     cell.max_radius2 = 0;
     int const first = forest.seeds.first(l);
@@ -625,7 +638,7 @@ struct TravelStep {
   /// (own_cut), a received cell's by the search.
   KOKKOS_FUNCTION ClipResult cut_by_rank(Polygon& cell, CellSeed const& seed, int l, int item,
                                          int kind) const {
-    return kind == 0 ? own_cut(cell, seed, l, item) : clip_by_tree(cell, seed, forest.tree(l));
+    return kind == 0 ? own_cut(cell, seed, l, item) : clip_by_rank_tree(cell, seed, l);
   }
 
   /// The item's cut cell: kept by the decision pass, or cut again.
@@ -1383,6 +1396,14 @@ public:
   TravelStep<memory_space> first_step() {
     TravelStep<memory_space> step;
     step.forest = forest_;
+    // Local rank l's tree as Forest::tree(l) gives it: its box's, with global indices.
+    step.nb_given_trees = std::min(ranks_.local_count(), TravelStep<memory_space>::max_given_trees);
+    for (int l = 0, first = 0; l < step.nb_given_trees; ++l) {
+      SeedTree<memory_space> tree = boxes_[l].tree;
+      tree.index = Kokkos::subview(forest_.gids.all, Kokkos::make_pair(first, first + tree.size));
+      step.given_trees[l] = tree;
+      first += tree.size;
+    }
     step.domain_vertices = domain_vertices_;
     step.domain_labels = domain_labels_;
     step.rank_tree = rank_tree_;
