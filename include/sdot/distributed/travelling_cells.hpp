@@ -102,19 +102,15 @@ struct Forest {
   }
 };
 
-/// The rows that move a process's seeds to their boxes, read from its input: row i holds the
-/// columns [first_column, 4) of (x, y, w, global index) of seed i.
+/// The rows that move a process's seeds to their boxes, read from its input: row i is
+/// (x, y, w, global index) of seed i.
 template <class MemorySpace>
 struct SeedRows {
   ConstPoints<MemorySpace> positions;
   Kokkos::View<double const*, MemorySpace> weights;
   std::int64_t first_gid = 0;
-  int first_column = 0;
   KOKKOS_INLINE_FUNCTION double operator()(std::int64_t i, std::int64_t c) const {
-    int const column = first_column + static_cast<int>(c);
-    return column < 2    ? positions(i, column)
-           : column == 2 ? weights(i)
-                         : static_cast<double>(first_gid + i);
+    return c < 2 ? positions(i, c) : c == 2 ? weights(i) : static_cast<double>(first_gid + i);
   }
 };
 
@@ -904,8 +900,9 @@ public:
   /// destinations, so the same order; no sort, no exchange of counts), and each box's index
   /// given them.
   void reweight_boxes_and_trees() {
-    auto const mine =
-        seeds_to_boxes_->template distribute<double>(1, SeedRows<memory_space>{{}, weights_, 0, 2});
+    auto const weights = weights_;
+    auto const mine = seeds_to_boxes_->template distribute<double>(
+        1, KOKKOS_LAMBDA(std::int64_t i, std::int64_t) { return weights(i); });
     bytes_sent_seeds_ = moved_seeds_ * static_cast<long>(sizeof(double));
     for (int l = 0; l < ranks_.local_count(); ++l) {
       int const begin = static_cast<int>(box_rows_[l]),

@@ -103,21 +103,18 @@ cut_again_until_fit(ExecutionSpace const& space, std::string const& label, Step 
   PassesAgain report;
   Kokkos::View<int const*, MemorySpace> items; // empty: the items [0, count)
   while (true) {
-    int flagged = 0;
-    Kokkos::parallel_reduce(
-        label + "::count_overflowed", Kokkos::RangePolicy<ExecutionSpace>(space, 0, count),
-        KOKKOS_LAMBDA(int k, int& c) { c += overflowed(items.extent(0) ? items(k) : k) != 0; },
-        flagged);
+    auto const again = items_where(
+        space, label + "::overflowed", count,
+        KOKKOS_LAMBDA(int k) { return overflowed(items.extent(0) ? items(k) : k) != 0; }, -1,
+        items);
+    int const flagged = static_cast<int>(again.extent(0));
     if (report.passes == 0)
       report.overflowed_cells = flagged;
     if (flagged == 0)
       return report;
     if (capacity > (1 << 24))
       throw std::runtime_error("sdot: a cell needs more than 2^24 vertices");
-    items = items_where(
-        space, label + "::overflowed", count,
-        KOKKOS_LAMBDA(int k) { return overflowed(items.extent(0) ? items(k) : k) != 0; }, flagged,
-        items);
+    items = again;
     count = flagged;
     for_each_cell(space, label + "::again", OnListedItems<Step, MemorySpace>{step, items}, count,
                   capacity);
