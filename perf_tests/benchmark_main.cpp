@@ -1,10 +1,8 @@
 // Benchmark main: MPI (when sdot is built with it) and Kokkos are initialised once around Google
 // Benchmark.
-#include <Kokkos_Core.hpp>
+#include "perf_environment.hpp"
+
 #include <benchmark/benchmark.h>
-#ifdef LOOM_ENABLE_MPI
-#include <mpi.h>
-#endif
 
 #if defined(__GLIBC__)
 #include <malloc.h>
@@ -17,12 +15,9 @@ int main(int argc, char* argv[]) {
   mallopt(M_MMAP_THRESHOLD, 64 * 1024);
   mallopt(M_TRIM_THRESHOLD, 0);
 #endif
-#ifdef LOOM_ENABLE_MPI
-  MPI_Init(&argc, &argv);
-#endif
   int result = 0;
   {
-    Kokkos::ScopeGuard kokkos(argc, argv);
+    sdot_bench::PerfEnvironment environment(argc, argv);
     benchmark::Initialize(&argc, argv);
     if (benchmark::ReportUnrecognizedArguments(argc, argv)) {
       result = 1;
@@ -31,8 +26,5 @@ int main(int argc, char* argv[]) {
       benchmark::Shutdown();
     }
   }
-#ifdef LOOM_ENABLE_MPI
-  MPI_Finalize();
-#endif
   return result;
 }

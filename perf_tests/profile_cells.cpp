@@ -10,22 +10,17 @@
 // first run pays the device's first touches (allocations, loading the kernels on a GPU).
 // SDOT_PROFILE_SAME_BITS set: with PowerDiagramOptions::same_bits.
 #include "bench_clouds.hpp"
+#include "perf_environment.hpp"
 
 #include <Kokkos_Timer.hpp>
-#ifdef LOOM_ENABLE_MPI
-#include <mpi.h>
-#endif
 
 #include <cstdio>
 #include <cstdlib>
 #include <string>
 
 int main(int argc, char* argv[]) {
-#ifdef LOOM_ENABLE_MPI
-  MPI_Init(&argc, &argv);
-#endif
   {
-    Kokkos::ScopeGuard kokkos(argc, argv);
+    sdot_bench::PerfEnvironment environment(argc, argv);
     int const n = argc > 1 ? std::atoi(argv[1]) : 100000;
     std::string const kind = argc > 2 ? argv[2] : "uniform";
     auto cloud = sdot_bench::make_cloud(kind, n);
@@ -66,8 +61,5 @@ int main(int argc, char* argv[]) {
                   phases.count("same_bits") ? 1e9 * phases.at("same_bits") / n : 0.0, sum - 1);
     }
   }
-#ifdef LOOM_ENABLE_MPI
-  MPI_Finalize();
-#endif
   return 0;
 }

@@ -34,28 +34,14 @@ struct SegmentReduce {
     std::int64_t const a = first(l) * cols, b = first(l + 1) * cols;
     View const vv = v;
     std::int64_t const nc = cols;
+    using Reducer =
+        std::conditional_t<Op == ReduceOp::sum, Kokkos::Sum<T>,
+                           std::conditional_t<Op == ReduceOp::max, Kokkos::Max<T>, Kokkos::Min<T>>>;
     T r{};
-    if constexpr (Op == ReduceOp::sum) {
-      Kokkos::parallel_reduce(
-          Kokkos::TeamThreadRange(team, a, b),
-          [&](std::int64_t k, T& acc) { acc += row_at(vv, k / nc, k % nc); }, Kokkos::Sum<T>(r));
-    } else if constexpr (Op == ReduceOp::max) {
-      Kokkos::parallel_reduce(
-          Kokkos::TeamThreadRange(team, a, b),
-          [&](std::int64_t k, T& acc) {
-            T const x = row_at(vv, k / nc, k % nc);
-            acc = acc < x ? x : acc;
-          },
-          Kokkos::Max<T>(r));
-    } else {
-      Kokkos::parallel_reduce(
-          Kokkos::TeamThreadRange(team, a, b),
-          [&](std::int64_t k, T& acc) {
-            T const x = row_at(vv, k / nc, k % nc);
-            acc = x < acc ? x : acc;
-          },
-          Kokkos::Min<T>(r));
-    }
+    Reducer const reducer(r);
+    Kokkos::parallel_reduce(
+        Kokkos::TeamThreadRange(team, a, b),
+        [&](std::int64_t k, T& acc) { reducer.join(acc, row_at(vv, k / nc, k % nc)); }, reducer);
     Kokkos::single(Kokkos::PerTeam(team), [&]() { out(l) = r; });
   }
 };

@@ -10,6 +10,7 @@
 #include <loom/halo.hpp>
 #include <loom/row_blocks.hpp>
 #include <sdot/base/scan.hpp>
+#include <sdot/base/views.hpp>
 #include <sdot/points.hpp>
 #include <sdot/power_diagram.hpp>
 
@@ -102,37 +103,30 @@ RawEntries<typename ExecutionSpace::memory_space>
 raw_jacobian_entries(ExecutionSpace const& space, Polygons const& polygons, int n, int first) {
   using memory_space = typename ExecutionSpace::memory_space;
   RawEntries<memory_space> raw;
-  Kokkos::View<int*, memory_space> counts(
-      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::jacobian::counts"), n);
+  auto counts = uninitialized_view<int*>(space, "sdot::jacobian::counts", n);
   count_jacobian_entries(space, polygons, counts);
-  raw.offsets = Kokkos::View<int*, memory_space>(
-      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::jacobian::raw_offsets"), n + 1);
+  raw.offsets = uninitialized_view<int*>(space, "sdot::jacobian::raw_offsets", n + 1);
   int const total = exclusive_scan(space, "sdot::jacobian::raw_offsets", counts, raw.offsets);
-  raw.columns = Kokkos::View<int*, memory_space>(
-      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::jacobian::raw_columns"), total);
-  raw.lengths = Kokkos::View<double*, memory_space>(
-      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::jacobian::raw_lengths"), total);
+  raw.columns = uninitialized_view<int*>(space, "sdot::jacobian::raw_columns", total);
+  raw.lengths = uninitialized_view<double*>(space, "sdot::jacobian::raw_lengths", total);
   auto const offsets = polygons.offsets;
   auto const vertices = polygons.vertices;
   auto const sources = polygons.edge_sources;
-  auto const raw_offsets = raw.offsets;
-  auto const raw_columns = raw.columns;
-  auto const raw_lengths = raw.lengths;
   Kokkos::parallel_for(
       "sdot::jacobian::edges", Kokkos::RangePolicy<ExecutionSpace>(space, 0, n),
       KOKKOS_LAMBDA(int i) {
         int const b = offsets(i), e = offsets(i + 1);
-        int r = raw_offsets(i);
-        raw_columns(r) = first + i;
-        raw_lengths(r) = 0;
+        int r = raw.offsets(i);
+        raw.columns(r) = first + i;
+        raw.lengths(r) = 0;
         ++r;
         for (int k = b; k < e; ++k) {
           int const next = k + 1 < e ? k + 1 : b;
           double const dx = vertices(next, 0) - vertices(k, 0);
           double const dy = vertices(next, 1) - vertices(k, 1);
           if (sources(k) >= 0 && dx * dx + dy * dy > 0) {
-            raw_columns(r) = sources(k);
-            raw_lengths(r) = sdot::compat::sqrt(dx * dx + dy * dy);
+            raw.columns(r) = sources(k);
+            raw.lengths(r) = sdot::compat::sqrt(dx * dx + dy * dy);
             ++r;
           }
         }
@@ -150,22 +144,18 @@ sorted_jacobian_entries(ExecutionSpace const& space,
                         Extended const& raw_extended, Positions const& x,
                         Kokkos::View<int*, typename ExecutionSpace::memory_space> counts) {
   int const n = static_cast<int>(counts.extent(0));
-  Kokkos::View<JacobianEntry*, typename ExecutionSpace::memory_space> sorted(
-      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::jacobian::raw"),
-      raw.columns.extent(0));
-  auto const raw_offsets = raw.offsets;
-  auto const raw_columns = raw.columns;
-  auto const raw_lengths = raw.lengths;
+  auto sorted =
+      uninitialized_view<JacobianEntry*>(space, "sdot::jacobian::raw", raw.columns.extent(0));
   Kokkos::parallel_for(
       "sdot::jacobian::sort_rows", Kokkos::RangePolicy<ExecutionSpace>(space, 0, n),
       KOKKOS_LAMBDA(int i) {
-        int const b = raw_offsets(i), e = raw_offsets(i + 1);
+        int const b = raw.offsets(i), e = raw.offsets(i + 1);
         for (int r = b; r < e; ++r) {
           int const j = raw_extended(r);
           double const dx = x(j, 0) - x(i, 0), dy = x(j, 1) - x(i, 1);
           double const distance = sdot::compat::sqrt(dx * dx + dy * dy);
-          double const value = distance > 0 ? -raw_lengths(r) / (2 * distance) : 0.0;
-          JacobianEntry entry{raw_columns(r), j, value};
+          double const value = distance > 0 ? -raw.lengths(r) / (2 * distance) : 0.0;
+          JacobianEntry entry{raw.columns(r), j, value};
           int s = r;
           while (s > b && sorted(s - 1).column > entry.column) {
             sorted(s) = sorted(s - 1);
@@ -213,38 +203,30 @@ measure_jacobian(ExecutionSpace const& space, loom::Ranks const& ranks,
   auto const raw_entries = detail::raw_jacobian_entries(space, polygons, n, first);
 
   // The halo: neighbours' positions held by other processes.
-  Kokkos::View<int*, memory_space> raw_extended(
-      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::jacobian::raw_extended"),
-      raw_entries.columns.extent(0));
+  auto raw_extended = detail::uninitialized_view<int*>(space, "sdot::jacobian::raw_extended",
+                                                       raw_entries.columns.extent(0));
   jacobian.halo =
       loom::Halo<ExecutionSpace>(space, ranks, jacobian.blocks, raw_entries.columns, raw_extended);
   int const extended_size = n + jacobian.halo.size();
-  Points<memory_space> x(
-      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::jacobian::positions"),
-      extended_size);
+  auto x = detail::uninitialized_view<Points<memory_space>>(space, "sdot::jacobian::positions",
+                                                            extended_size);
   Kokkos::deep_copy(space, Kokkos::subview(x, std::make_pair(0, n), Kokkos::ALL), positions);
   jacobian.halo.update(space, x);
 
   // Per row: entries sorted by global column, and the distinct ones counted.
-  Kokkos::View<int*, memory_space> counts(
-      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::jacobian::counts"), n);
+  auto counts = detail::uninitialized_view<int*>(space, "sdot::jacobian::counts", n);
   auto const raw = detail::sorted_jacobian_entries(space, raw_entries, raw_extended, x, counts);
   auto const raw_offsets = raw_entries.offsets;
-  Kokkos::View<int*, memory_space> row_map(
-      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::jacobian::row_map"), n + 1);
+  auto row_map = detail::uninitialized_view<int*>(space, "sdot::jacobian::row_map", n + 1);
   int const nnz = detail::exclusive_scan(space, "sdot::jacobian::row_map", counts, row_map);
 
   // Merged entries; the diagonal is minus the sum of the others, in column order.
-  Kokkos::View<int*, memory_space> global_columns(
-      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::jacobian::global_columns"),
-      nnz);
-  Kokkos::View<int*, memory_space> extended_columns(
-      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::jacobian::extended_columns"),
-      nnz);
-  Kokkos::View<double*, memory_space> values(
-      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::jacobian::values"), nnz);
-  jacobian.diagonal = Kokkos::View<double*, memory_space>(
-      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::jacobian::diagonal"), n);
+  auto global_columns =
+      detail::uninitialized_view<int*>(space, "sdot::jacobian::global_columns", nnz);
+  auto extended_columns =
+      detail::uninitialized_view<int*>(space, "sdot::jacobian::extended_columns", nnz);
+  auto values = detail::uninitialized_view<double*>(space, "sdot::jacobian::values", nnz);
+  jacobian.diagonal = detail::uninitialized_view<double*>(space, "sdot::jacobian::diagonal", n);
   auto diagonal = jacobian.diagonal;
   Kokkos::parallel_for(
       "sdot::jacobian::merge", Policy(space, 0, n), KOKKOS_LAMBDA(int i) {

@@ -5,6 +5,7 @@
 #include <bench_clouds.hpp>
 #include <clouds.hpp>
 #include <loom/loom.hpp>
+#include <perf_environment.hpp>
 #include <sdot/sdot.hpp>
 
 #include <Kokkos_Core.hpp>
@@ -242,9 +243,8 @@ int const registered = [] {
 } // namespace
 
 int main(int argc, char** argv) {
-  MPI_Init(&argc, &argv);
   {
-    Kokkos::ScopeGuard kokkos(argc, argv);
+    sdot_bench::PerfEnvironment environment(argc, argv);
     int rank = 0;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     benchmark::Initialize(&argc, argv);
@@ -259,6 +259,5 @@ int main(int argc, char** argv) {
     }
     benchmark::Shutdown();
   }
-  MPI_Finalize();
   return 0;
 }

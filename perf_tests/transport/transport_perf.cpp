@@ -15,14 +15,12 @@
 // One JSON line per case on stdout. Not a pass/fail test: docs/transport.md gives the current
 // figures.
 #include <bench_clouds.hpp>
+#include <perf_environment.hpp>
 
 #include <sdot/optimal_transport.hpp>
 
 #include <Kokkos_Core.hpp>
 #include <Kokkos_Timer.hpp>
-#ifdef LOOM_ENABLE_MPI
-#include <mpi.h>
-#endif
 
 #include <algorithm>
 #include <cstdio>
@@ -110,11 +108,8 @@ void run(std::string const& kind, int n, bool verbose, sdot::OptimalTransportOpt
 } // namespace
 
 int main(int argc, char* argv[]) {
-#ifdef LOOM_ENABLE_MPI
-  MPI_Init(&argc, &argv);
-#endif
   {
-    Kokkos::ScopeGuard kokkos(argc, argv);
+    sdot_bench::PerfEnvironment environment(argc, argv);
     bool verbose = false;
     sdot::OptimalTransportOptions options;
     sdot::PowerDiagramOptions diagram_options;
@@ -157,8 +152,5 @@ int main(int argc, char* argv[]) {
       for (auto const& kind : kinds)
         run(kind, n, verbose, options, diagram_options);
   }
-#ifdef LOOM_ENABLE_MPI
-  MPI_Finalize();
-#endif
   return 0;
 }

@@ -114,9 +114,7 @@ private:
 
 Options parse(std::vector<std::string> const& args) {
   using sdot::apps::parse_integer;
-  using sdot::apps::parse_real;
   Options o;
-  std::vector<std::string> files;
   sdot::apps::Arguments a(args);
   auto capacity = [&](std::string const& option) {
     return static_cast<int>(parse_integer(a.value_of(option), option, 1, 1 << 30));
@@ -148,19 +146,19 @@ Options parse(std::vector<std::string> const& args) {
     } else if (arg == "--vertex-capacity") {
       o.diagram.vertex_capacity = capacity(arg);
     } else {
-      sdot::apps::take_file_name(arg, files);
+      a.take_file_name(arg);
     }
   }
   if (o.random > 0) {
-    if (files.size() > 1)
+    if (a.files().size() > 1)
       throw UsageError("--random takes at most one file, OUTPUT.h5");
-    if (!files.empty())
-      o.output = files[0];
+    if (!a.files().empty())
+      o.output = a.files()[0];
   } else {
     if (o.seed_given)
       throw UsageError("--seed goes with --random");
-    std::tie(o.input, o.output) =
-        sdot::apps::input_and_output(files, "INPUT.h5 and OUTPUT.h5 are expected (or --random N)");
+    std::tie(o.input, o.output) = sdot::apps::input_and_output(
+        a.files(), "INPUT.h5 and OUTPUT.h5 are expected (or --random N)");
   }
   return o;
 }

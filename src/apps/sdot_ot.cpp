@@ -71,7 +71,6 @@ Options parse(std::vector<std::string> const& args) {
   using sdot::apps::parse_integer;
   using sdot::apps::parse_real;
   Options o;
-  std::vector<std::string> files;
   sdot::apps::Arguments a(args);
   while (!a.done()) {
     std::string const arg = a.take();
@@ -93,11 +92,11 @@ Options parse(std::vector<std::string> const& args) {
     } else if (arg == "--verbose") { // the progress lines, the default
       o.quiet = false;
     } else {
-      sdot::apps::take_file_name(arg, files);
+      a.take_file_name(arg);
     }
   }
   std::tie(o.input, o.output) =
-      sdot::apps::input_and_output(files, "INPUT.h5 and OUTPUT.h5 are expected");
+      sdot::apps::input_and_output(a.files(), "INPUT.h5 and OUTPUT.h5 are expected");
   return o;
 }
 

@@ -11,6 +11,7 @@
 
 #include <sdot/base/radix_sort.hpp>
 #include <sdot/base/scan.hpp>
+#include <sdot/base/views.hpp>
 #include <sdot/geometry/polygon.hpp>
 #include <sdot/geometry/polygon_storage.hpp>
 #include <sdot/points.hpp>
@@ -283,22 +284,17 @@ seed_lookup(ExecutionSpace const& space, loom::Ranks const& ranks,
   for (std::size_t k = 0; k < host_labels.extent(0); ++k)
     if (host_labels(k) >= 0)
       seeds.push_back(host_labels(k));
-  Kokkos::View<int*, MemorySpace> columns(
-      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::canonical::columns"),
-      seeds.size());
+  auto columns = uninitialized_view<int*>(space, "sdot::canonical::columns", seeds.size());
   Kokkos::deep_copy(
       space, columns,
       Kokkos::View<int const*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(
           seeds.data(), seeds.size()));
-  Kokkos::View<int*, MemorySpace> extended(
-      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::canonical::extended"),
-      seeds.size());
+  auto extended = uninitialized_view<int*>(space, "sdot::canonical::extended", seeds.size());
   loom::Halo<ExecutionSpace> const halo(space, ranks, loom::RowBlocks(ranks, positions.extent(0)),
                                         columns, extended);
   lookup.remote_gids = halo.remote_columns();
-  lookup.remote_seeds = Kokkos::View<double**, Kokkos::LayoutRight, MemorySpace>(
-      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::canonical::remote_seeds"),
-      halo.size(), 3);
+  lookup.remote_seeds = uninitialized_view<double**, Kokkos::LayoutRight>(
+      space, "sdot::canonical::remote_seeds", halo.size(), 3);
   halo.fetch(space, positions,
              Kokkos::subview(lookup.remote_seeds, Kokkos::ALL, Kokkos::pair<int, int>(0, 2)));
   halo.fetch(space, weights, Kokkos::subview(lookup.remote_seeds, Kokkos::ALL, 2));
@@ -323,8 +319,7 @@ Polygons canonical_cells(
   int const n = static_cast<int>(positions.extent(0));
   auto const lookup = seed_lookup(space, ranks, positions, weights, first,
                                   Kokkos::View<int const*, MemorySpace>(polygons.edge_sources));
-  Kokkos::View<int*, MemorySpace> counts(
-      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::canonical::counts"), n);
+  auto counts = uninitialized_view<int*>(space, "sdot::canonical::counts", n);
   Kokkos::parallel_for("sdot::canonical::cells", Policy(space, 0, n),
                        CanonicalCells<MemorySpace>{positions, weights, lookup, domain_vertices,
                                                    domain_labels, polygons.offsets,

@@ -29,6 +29,7 @@
 #include <sdot/base/point_bounds.hpp>
 #include <sdot/base/radix_sort.hpp>
 #include <sdot/base/scan.hpp>
+#include <sdot/base/views.hpp>
 
 #include <sdot/aggregation_options.hpp>
 #include <sdot/base/kokkos_compat.hpp>
@@ -63,8 +64,7 @@ Kokkos::View<int*, typename ExecutionSpace::memory_space> morton_order(Execution
   double const x0 = bounds.xmin, y0 = bounds.ymin;
   double const extent = n > 0 ? sdot::compat::fmax(bounds.xmax - x0, bounds.ymax - y0) : 0.0;
   double const scale = extent > 0 ? double((1 << 20) - 1) / extent : 0.0;
-  Kokkos::View<std::uint64_t*, MemorySpace> keys(
-      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::mg::morton"), n);
+  auto keys = uninitialized_view<std::uint64_t*>(space, "sdot::mg::morton", n);
   Kokkos::parallel_for(
       "sdot::mg::morton", Policy(space, 0, n), KOKKOS_LAMBDA(int i) {
         auto const qx = static_cast<std::uint64_t>((points(i, 0) - x0) * scale);
@@ -134,8 +134,7 @@ void mg_slice(ExecutionSpace const& space, MultigridLevel<MemorySpace>& level) {
   constexpr int rows = MultigridLevel<MemorySpace>::slice_rows;
   int const n = level.size;
   int const slices = (n + rows - 1) / rows;
-  level.slice_begin = Kokkos::View<int*, MemorySpace>(
-      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::mg::slice_begin"), slices + 1);
+  level.slice_begin = uninitialized_view<int*>(space, "sdot::mg::slice_begin", slices + 1);
   auto const slice_begin = level.slice_begin;
   auto const row_map = level.row_map;
   Kokkos::parallel_for(
@@ -148,10 +147,8 @@ void mg_slice(ExecutionSpace const& space, MultigridLevel<MemorySpace>& level) {
   int const total =
       exclusive_scan(space, "sdot::mg::slice_begin",
                      Kokkos::subview(slice_begin, Kokkos::make_pair(0, slices)), slice_begin);
-  level.sliced_columns = Kokkos::View<int*, MemorySpace>(
-      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::mg::sliced_columns"), total);
-  level.sliced_values = Kokkos::View<float*, MemorySpace>(
-      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::mg::sliced_values"), total);
+  level.sliced_columns = uninitialized_view<int*>(space, "sdot::mg::sliced_columns", total);
+  level.sliced_values = uninitialized_view<float*>(space, "sdot::mg::sliced_values", total);
   auto const columns = level.columns;
   auto const values = level.values;
   auto const sliced_columns = level.sliced_columns;
@@ -225,15 +222,7 @@ MultigridLevel<MemorySpace> mg_coarsen(ExecutionSpace const& space,
   auto const offsets = fine.member_offsets;
   auto const members = fine.members;
   auto const aggregate = fine.aggregate;
-  auto ints = [&](char const* label, int size) {
-    return Kokkos::View<int*, MemorySpace>(
-        Kokkos::view_alloc(space, Kokkos::WithoutInitializing, std::string(label)), size);
-  };
-  auto doubles = [&](char const* label, int size) {
-    return Kokkos::View<double*, MemorySpace>(
-        Kokkos::view_alloc(space, Kokkos::WithoutInitializing, std::string(label)), size);
-  };
-  auto counts = ints("sdot::mg::counts", coarse_size);
+  auto counts = uninitialized_view<int*>(space, "sdot::mg::counts", coarse_size);
   Kokkos::parallel_for(
       "sdot::mg::count", Policy(space, 0, coarse_size), KOKKOS_LAMBDA(int c) {
         int k = 0;
@@ -243,10 +232,10 @@ MultigridLevel<MemorySpace> mg_coarsen(ExecutionSpace const& space,
         }
         counts(c) = k;
       });
-  auto raw_offsets = ints("sdot::mg::raw_offsets", coarse_size + 1);
+  auto raw_offsets = uninitialized_view<int*>(space, "sdot::mg::raw_offsets", coarse_size + 1);
   int const raw_total = exclusive_scan(space, "sdot::mg::raw_offsets", counts, raw_offsets);
-  auto raw_columns = ints("sdot::mg::raw_columns", raw_total);
-  auto raw_values = doubles("sdot::mg::raw_values", raw_total);
+  auto raw_columns = uninitialized_view<int*>(space, "sdot::mg::raw_columns", raw_total);
+  auto raw_values = uninitialized_view<double*>(space, "sdot::mg::raw_values", raw_total);
   // Entries of each coarse row by coarse column: an insertion that adds a value to the entry
   // of its column when there is one (so the list stays short), in the fine entries' order:
   // the same sums, in the same order, as a stable sort then a merge.
@@ -279,11 +268,12 @@ MultigridLevel<MemorySpace> mg_coarsen(ExecutionSpace const& space,
       });
   MultigridLevel<MemorySpace> coarse;
   coarse.size = coarse_size;
-  coarse.row_map = ints("sdot::mg::row_map", coarse_size + 1);
+  coarse.row_map = uninitialized_view<int*>(space, "sdot::mg::row_map", coarse_size + 1);
   int const nnz = exclusive_scan(space, "sdot::mg::row_map", counts, coarse.row_map);
-  coarse.columns = ints("sdot::mg::columns", nnz);
-  coarse.values = doubles("sdot::mg::values", nnz);
-  coarse.inverse_diagonal = doubles("sdot::mg::inverse_diagonal", coarse_size);
+  coarse.columns = uninitialized_view<int*>(space, "sdot::mg::columns", nnz);
+  coarse.values = uninitialized_view<double*>(space, "sdot::mg::values", nnz);
+  coarse.inverse_diagonal =
+      uninitialized_view<double*>(space, "sdot::mg::inverse_diagonal", coarse_size);
   auto const out_map = coarse.row_map;
   auto const out_columns = coarse.columns;
   auto const out_values = coarse.values;
@@ -309,13 +299,10 @@ int mg_aggregate(ExecutionSpace const& space, MultigridLevel<MemorySpace>& level
   using Policy = Kokkos::RangePolicy<ExecutionSpace>;
   int const n = level.size;
   int const coarse_size = (n + size - 1) / size;
-  level.aggregate = Kokkos::View<int*, MemorySpace>(
-      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::mg::aggregate"), n);
-  level.member_offsets = Kokkos::View<int*, MemorySpace>(
-      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::mg::member_offsets"),
-      coarse_size + 1);
-  level.members = Kokkos::View<int*, MemorySpace>(
-      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::mg::members"), n);
+  level.aggregate = uninitialized_view<int*>(space, "sdot::mg::aggregate", n);
+  level.member_offsets =
+      uninitialized_view<int*>(space, "sdot::mg::member_offsets", coarse_size + 1);
+  level.members = uninitialized_view<int*>(space, "sdot::mg::members", n);
   auto const aggregate = level.aggregate;
   auto const offsets = level.member_offsets;
   auto const members = level.members;
@@ -345,12 +332,9 @@ mg_fine_level(ExecutionSpace const& space, Matrix const& matrix, Diagonal const&
   bool const identity = order.extent(0) == 0;
   MultigridLevel<memory_space> fine;
   fine.size = n;
-  fine.row_map = Kokkos::View<int*, memory_space>(
-      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::mg::row_map"), n + 1);
-  fine.inverse_diagonal = Kokkos::View<double*, memory_space>(
-      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::mg::inverse_diagonal"), n);
-  Kokkos::View<int*, memory_space> position(
-      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::mg::position"), n);
+  fine.row_map = uninitialized_view<int*>(space, "sdot::mg::row_map", n + 1);
+  fine.inverse_diagonal = uninitialized_view<double*>(space, "sdot::mg::inverse_diagonal", n);
+  auto position = uninitialized_view<int*>(space, "sdot::mg::position", n);
   auto const in_map = matrix.graph.row_map;
   auto const in_columns = matrix.graph.entries;
   auto const in_values = matrix.values;
@@ -369,10 +353,8 @@ mg_fine_level(ExecutionSpace const& space, Matrix const& matrix, Diagonal const&
       });
   int const kept = exclusive_scan(space, "sdot::mg::fine_row_map",
                                   Kokkos::subview(row_map, Kokkos::make_pair(0, n)), row_map);
-  fine.columns = Kokkos::View<int*, memory_space>(
-      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::mg::columns"), kept);
-  fine.values = Kokkos::View<double*, memory_space>(
-      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::mg::values"), kept);
+  fine.columns = uninitialized_view<int*>(space, "sdot::mg::columns", kept);
+  fine.values = uninitialized_view<double*>(space, "sdot::mg::values", kept);
   auto const columns = fine.columns;
   auto const values = fine.values;
   Kokkos::parallel_for(
@@ -424,8 +406,7 @@ public:
     for (auto& level : levels_) {
       mg_slice(space, level);
       auto alloc = [&](char const* label) {
-        return Vector(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, std::string(label)),
-                      level.size);
+        return uninitialized_view<Vector>(space, label, level.size);
       };
       level.b = alloc("sdot::mg::b");
       level.x = alloc("sdot::mg::x");

@@ -34,10 +34,19 @@ public:
   using std::invalid_argument::invalid_argument;
 };
 
-/// The arguments after the program's name, and a cursor over them.
+/// The arguments after the program's name, a cursor over them, and the file names met.
 class Arguments {
 public:
   explicit Arguments(std::vector<std::string> args) : args_(std::move(args)) {}
+  /// An argument that is not a known option: a file name, kept in files().
+  /// @throws UsageError when it looks like an option ("-x", "--x")
+  void take_file_name(std::string const& arg) {
+    if (arg.size() > 1 && arg[0] == '-')
+      throw UsageError("unknown option '" + arg + "'");
+    files_.push_back(arg);
+  }
+  /// The file names taken, in their order on the command line.
+  std::vector<std::string> const& files() const { return files_; }
   bool done() const { return next_ >= args_.size(); }
   std::string const& take() { return args_[next_++]; }
   /// The value of `option`, which must follow it.
@@ -50,6 +59,7 @@ public:
 private:
   std::vector<std::string> args_;
   std::size_t next_ = 0;
+  std::vector<std::string> files_;
 };
 
 /// `text` as an integer in [min, max], all of it.
@@ -168,14 +178,6 @@ int command_main(int argc, char* argv[], char const* name, char const* usage, Bo
   MPI_Finalize();
 #endif
   return status;
-}
-
-/// An argument that is not a known option: a file name, kept in `files`.
-/// @throws UsageError when it looks like an option ("-x", "--x")
-inline void take_file_name(std::string const& arg, std::vector<std::string>& files) {
-  if (arg.size() > 1 && arg[0] == '-')
-    throw UsageError("unknown option '" + arg + "'");
-  files.push_back(arg);
 }
 
 /// The two files of a command line, INPUT.h5 and OUTPUT.h5, in that order.
