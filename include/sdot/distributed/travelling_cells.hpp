@@ -35,6 +35,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace sdot::detail {
@@ -119,6 +120,7 @@ struct RankTreeNode {
   TreeNode box;
   int left, right; ///< children (-1 for a leaf)
   int rank;        ///< the rank of a leaf, -1 otherwise
+  int parent = -1; ///< -1 for the root
 };
 
 /// The tree over the boxes of ranks [begin, end), children before parents; returns the root.
@@ -136,8 +138,10 @@ inline int build_rank_tree(std::vector<TreeNode> const& boxes, int begin, int en
   TreeNode box{a.xmin < b.xmin ? a.xmin : b.xmin, a.ymin < b.ymin ? a.ymin : b.ymin,
                a.xmax > b.xmax ? a.xmax : b.xmax, a.ymax > b.ymax ? a.ymax : b.ymax,
                a.wmax > b.wmax ? a.wmax : b.wmax};
+  int const node = static_cast<int>(nodes.size());
   nodes.push_back({box, left, right, -1});
-  return static_cast<int>(nodes.size()) - 1;
+  nodes[left].parent = nodes[right].parent = node;
+  return node;
 }
 
 /// Levels of each rank's tree below its root that every process keeps to judge whether that
@@ -360,14 +364,16 @@ struct TravelStep {
   using Rows = Kokkos::View<double**, Kokkos::LayoutRight, MemorySpace>;
   Forest<MemorySpace> forest;
   /// The trees of the first local ranks, given with the step: Forest::tree(l) builds a tree's
-  /// dozen views for each cell, and on a host backend each view copied in a kernel updates its
-  /// allocation's reference count (4–5 % of a round at 8 boxes).
-  static constexpr int max_given_trees = 8;
+  /// dozen subviews for each cell (4–5 % of a round at 8 boxes, 3 % at 64). 64 in host memory;
+  /// 8 elsewhere, where the step is a kernel argument of bounded size.
+  static constexpr int max_given_trees =
+      std::is_same<MemorySpace, Kokkos::HostSpace>::value ? 64 : 8;
   SeedTree<MemorySpace> given_trees[max_given_trees];
   int nb_given_trees = 0;
   ConstPoints<MemorySpace> domain_vertices;
   Kokkos::View<int const*, MemorySpace> domain_labels;
   Kokkos::View<RankTreeNode const*, MemorySpace> rank_tree; ///< every rank's box; root last
+  Kokkos::View<int const*, MemorySpace> rank_leaves;        ///< each rank's node in rank_tree
   /// The top levels of every rank's tree (rank_top_levels_for()): rank q's node k (heap order,
   /// 1 ≤ k < 2^(levels+1)) at q · 2^(levels+1) + k.
   Kokkos::View<TreeNode const*, MemorySpace> rank_top_nodes;
@@ -436,34 +442,39 @@ struct TravelStep {
   }
 
   /// Calls f(rank, squared distance) for the ranks other than `rank` and `visited` whose seeds
-  /// may cut the cell, in a fixed order (the tree over the ranks' boxes, nearest child first,
-  /// pruned vertex by vertex), skipping those at distance² ≥ `beyond` (which f may lower);
-  /// stops when f returns false.
+  /// may cut the cell, in a fixed order: the subtrees of the tree over the ranks' boxes that
+  /// hang off the path from `rank`'s leaf to the root, the lowest first, each walked depth
+  /// first, nearest child first, pruned vertex by vertex. Skips the nodes at distance² above
+  /// `beyond` (which f may lower); stops when f returns false. The boxes on the path hold the
+  /// seed, so their tests would rule nothing out.
   template <class F>
   KOKKOS_FUNCTION void for_each_cutting_rank(Polygon const& cell, CellSeed const& seed, int rank,
                                              int visited, double const& beyond, F const& f) const {
     constexpr int max_stack = 64;
     int stack[max_stack];
-    int sp = 0;
-    stack[sp++] = static_cast<int>(rank_tree.extent(0)) - 1;
-    while (sp > 0) {
-      RankTreeNode const node = rank_tree(stack[--sp]);
-      double const d2 = box_distance2(node.box, seed.x, seed.y);
-      if (d2 >= beyond || !node_may_cut(d2, seed.w, node.box.wmax, cell.max_radius2))
-        continue;
-      if (node.rank >= 0) {
-        if (node.rank != rank && node.rank != visited && rank_may_cut(cell, seed, node.rank) &&
-            !f(node.rank, d2))
-          return;
-        continue;
+    for (int child = rank_leaves(rank), parent = rank_tree(child).parent; parent >= 0;
+         child = parent, parent = rank_tree(parent).parent) {
+      RankTreeNode const up = rank_tree(parent);
+      int sp = 0;
+      stack[sp++] = up.left == child ? up.right : up.left;
+      while (sp > 0) {
+        RankTreeNode const node = rank_tree(stack[--sp]);
+        double const d2 = box_distance2(node.box, seed.x, seed.y);
+        if (d2 > beyond || !node_may_cut(d2, seed.w, node.box.wmax, cell.max_radius2))
+          continue;
+        if (node.rank >= 0) {
+          if (node.rank != visited && rank_may_cut(cell, seed, node.rank) && !f(node.rank, d2))
+            return;
+          continue;
+        }
+        if (!box_may_cut_vertices(cell, seed, node.box))
+          continue;
+        double const dl = box_distance2(rank_tree(node.left).box, seed.x, seed.y);
+        double const dr = box_distance2(rank_tree(node.right).box, seed.x, seed.y);
+        bool const left_first = dl <= dr;
+        stack[sp++] = left_first ? node.right : node.left;
+        stack[sp++] = left_first ? node.left : node.right;
       }
-      if (!box_may_cut_vertices(cell, seed, node.box))
-        continue;
-      double const dl = box_distance2(rank_tree(node.left).box, seed.x, seed.y);
-      double const dr = box_distance2(rank_tree(node.right).box, seed.x, seed.y);
-      bool const left_first = dl <= dr;
-      stack[sp++] = left_first ? node.right : node.left;
-      stack[sp++] = left_first ? node.left : node.right;
     }
   }
 
@@ -509,14 +520,16 @@ struct TravelStep {
     return count;
   }
 
-  /// The nearest rank that may cut the cell (the first of the walk's order among equals).
+  /// The nearest rank that may cut the cell (the lowest among equals).
   KOKKOS_FUNCTION int nearest_cutting_rank(Polygon const& cell, CellSeed const& seed, int rank,
                                            int visited) const {
     int nearest = -1;
     double nearest_d2 = sdot::compat::infinity<double>();
     for_each_cutting_rank(cell, seed, rank, visited, nearest_d2, [&](int q, double d2) {
-      nearest = q;
-      nearest_d2 = d2;
+      if (d2 < nearest_d2 || q < nearest) { // d2 ≤ nearest_d2 here
+        nearest = q;
+        nearest_d2 = d2;
+      }
       return true;
     });
     return nearest;
@@ -1034,6 +1047,11 @@ public:
     std::vector<RankTreeNode> rank_tree;
     build_rank_tree(all_boxes, 0, ranks_.size(), rank_tree);
     rank_tree_ = to_device("sdot::travel::rank_tree", rank_tree);
+    std::vector<int> leaves(ranks_.size());
+    for (std::size_t k = 0; k < rank_tree.size(); ++k)
+      if (rank_tree[k].rank >= 0)
+        leaves[rank_tree[k].rank] = static_cast<int>(k);
+    rank_leaves_ = to_device("sdot::travel::rank_leaves", leaves);
     rank_top_nodes_ = to_device("sdot::travel::rank_top_nodes", ranks_.allgather(top_local));
   }
 
@@ -1404,6 +1422,7 @@ public:
     step.domain_vertices = domain_vertices_;
     step.domain_labels = domain_labels_;
     step.rank_tree = rank_tree_;
+    step.rank_leaves = rank_leaves_;
     step.rank_top_nodes = rank_top_nodes_;
     step.rank_top_levels = rank_top_levels_;
     step.abandon = abandon_;
@@ -1786,6 +1805,7 @@ private:
   int kept_vertices_per_seed_;
   Forest<memory_space> forest_;
   Kokkos::View<RankTreeNode*, memory_space> rank_tree_;
+  Kokkos::View<int*, memory_space> rank_leaves_;         ///< each rank's node in rank_tree_
   Kokkos::View<TreeNode*, memory_space> rank_top_nodes_; ///< see TravelStep::rank_top_nodes
   int rank_top_levels_ = 0;
   loom::RowBlocks seed_blocks_;
