@@ -454,11 +454,11 @@ struct TravelStep {
     int stack[max_stack];
     for (int child = rank_leaves(rank), parent = rank_tree(child).parent; parent >= 0;
          child = parent, parent = rank_tree(parent).parent) {
-      RankTreeNode const up = rank_tree(parent);
+      RankTreeNode const& up = rank_tree(parent);
       int sp = 0;
       stack[sp++] = up.left == child ? up.right : up.left;
       while (sp > 0) {
-        RankTreeNode const node = rank_tree(stack[--sp]);
+        RankTreeNode const& node = rank_tree(stack[--sp]);
         double const d2 = box_distance2(node.box, seed.x, seed.y);
         if (d2 > beyond || !node_may_cut(d2, seed.w, node.box.wmax, cell.max_radius2))
           continue;
@@ -491,7 +491,7 @@ struct TravelStep {
     stack[sp++] = 1;
     while (sp > 0) {
       int const k = stack[--sp];
-      TreeNode const box = rank_top_nodes(first + k);
+      TreeNode const& box = rank_top_nodes(first + k);
       if (!node_may_cut(box_distance2(box, seed.x, seed.y), seed.w, box.wmax, cell.max_radius2) ||
           !box_may_cut_vertices(cell, seed, box))
         continue;
