@@ -251,26 +251,16 @@ struct VertexHeap {
 };
 
 /// Per-process outputs of the distributed computation, in this process's input order.
-template <class MemorySpace>
-struct DistributedOutputs {
-  Kokkos::View<double*, MemorySpace> measures;
-  Points<MemorySpace> centroids;
-  // With polygons: cell i has vertices [polygon_offsets(i), polygon_offsets(i+1)).
-  Kokkos::View<int*, MemorySpace> polygon_offsets;
-  Points<MemorySpace> polygon_vertices;
-  Kokkos::View<int*, MemorySpace> polygon_labels;
-};
-
 /// Where the cells finished on this process go. The cell of one of this process's seeds is
 /// written into its outputs (`home`, by input index: global index − first_gid); any other
 /// cell into a result row (taken in any order), sent to its seed's process after the rounds.
 /// With polygons, the vertices go to the heap, and the outputs (vertex count in
-/// home.polygon_offsets, offset in heap_first) or the row keep where.
+/// home.vertex_counts, offset in heap_first) or the row keep where.
 template <class MemorySpace>
 struct FinishedCells {
   using Rows = Kokkos::View<double**, Kokkos::LayoutRight, MemorySpace>;
   std::int64_t first_gid = 0; ///< of this process's first seed
-  DistributedOutputs<MemorySpace> home;
+  CellOutputs<MemorySpace> home;
   Kokkos::View<std::int64_t*, MemorySpace> heap_first; ///< by input index, with polygons
   Rows rows;
   Kokkos::View<int, MemorySpace> row_count; ///< rows written
@@ -300,7 +290,7 @@ struct FinishedCells {
       home.centroids(k, 0) = cx;
       home.centroids(k, 1) = cy;
       if (polygons) {
-        home.polygon_offsets(k) = nv;
+        home.vertex_counts(k) = nv;
         heap_first(k) = first;
       }
       return;
@@ -320,7 +310,7 @@ struct FinishedCells {
 /// Cell k's polygon into out's vertices and edge sources (its rows from out.polygon_offsets),
 /// from `values` at `from`: (x, y, edge label) per vertex.
 template <class MemorySpace, class Values>
-KOKKOS_INLINE_FUNCTION void copy_polygon(DistributedOutputs<MemorySpace> const& out, std::int64_t k,
+KOKKOS_INLINE_FUNCTION void copy_polygon(CellOutputs<MemorySpace> const& out, std::int64_t k,
                                          Values const& values, std::int64_t from) {
   int const first = out.polygon_offsets(k);
   int const nv = out.polygon_offsets(k + 1) - first;
@@ -799,9 +789,9 @@ public:
   /// Measures and centroids of this process's seeds; `phases` times the boxes, the boxes'
   /// first-round cells (`warm_start`), the cells and the results. `warm_start`: the round-0 cells
   /// from the neighbours of the last run's (PowerDiagramOptions::warm_start).
-  DistributedOutputs<memory_space> run(PhaseClock& phases, bool with_polygons = false,
-                                       double abandon_below = -sdot::compat::infinity<double>(),
-                                       bool warm_start = false) {
+  CellOutputs<memory_space> run(PhaseClock& phases, bool with_polygons = false,
+                                double abandon_below = -sdot::compat::infinity<double>(),
+                                bool warm_start = false) {
     with_polygons_ = with_polygons;
     abandoned_ = false;
     abandon_ = AbandonBelow<memory_space>{};
@@ -842,7 +832,7 @@ public:
     space_.fence();
     phases.end("cells");
     if (abandoned_) { // on every process: no result is sent home
-      DistributedOutputs<memory_space> out;
+      CellOutputs<memory_space> out;
       out.measures = Kokkos::View<double*, memory_space>(
           Kokkos::view_alloc(space_, "sdot::travel::abandoned_measures"), n);
       out.centroids =
@@ -850,7 +840,7 @@ public:
       return out;
     }
 
-    DistributedOutputs<memory_space> out = send_results_home(results, n);
+    CellOutputs<memory_space> out = send_results_home(results, n);
     space_.fence();
     phases.end("results");
     // Traffic over all the processes.
@@ -1530,15 +1520,15 @@ public:
   /// The outputs of this process's n seeds, written as their cells finish (FinishedCells):
   /// measures, centroids and, with polygons, each cell's vertex count and heap offset.
   void allocate_home_outputs(int n) {
-    home_ = DistributedOutputs<memory_space>{};
+    home_ = CellOutputs<memory_space>{};
     home_.measures =
         Kokkos::View<double*, memory_space>(Kokkos::view_alloc(space_, "sdot::measures"), n);
     home_.centroids = Points<memory_space>(Kokkos::view_alloc(space_, "sdot::centroids"), n);
     heap_first_ = Kokkos::View<std::int64_t*, memory_space>();
     if (!with_polygons_)
       return;
-    home_.polygon_offsets = Kokkos::View<int*, memory_space>(
-        Kokkos::view_alloc(space_, "sdot::polygons::offsets"), n + 1);
+    home_.vertex_counts =
+        Kokkos::View<int*, memory_space>(Kokkos::view_alloc(space_, "sdot::vertex_counts"), n);
     heap_first_ = Kokkos::View<std::int64_t*, memory_space>(
         Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::travel::heap_first"), n);
     Kokkos::deep_copy(space_, heap_first_, std::int64_t(-1)); // −1: finished elsewhere
@@ -1655,7 +1645,7 @@ public:
   /// through loom::distribute (with polygons, their vertices follow as rows of their own, in
   /// the order of the cells); with the cells of this process's seeds finished here, written
   /// as they finished, they make the outputs of its n seeds.
-  DistributedOutputs<memory_space> send_results_home(Rows const& results, int n) {
+  CellOutputs<memory_space> send_results_home(Rows const& results, int n) {
     LeavingResults const leaving = pack_leaving_results(results);
     Rows const received = loom::distribute(space_, ranks_, leaving.dest, results).rows;
     // The vertices arrive in the order of their cells (loom::distribute keeps the order).
@@ -1738,9 +1728,9 @@ public:
   /// The outputs of this process's n seeds: those written here as the cells finished, and
   /// the received rows, with the polygons' vertices in the vertex heap and in
   /// `received_vertices`.
-  DistributedOutputs<memory_space> scatter_results(Rows const& received,
-                                                   Rows const& received_vertices, int n) {
-    DistributedOutputs<memory_space> out = home_;
+  CellOutputs<memory_space> scatter_results(Rows const& received, Rows const& received_vertices,
+                                            int n) {
+    CellOutputs<memory_space> out = home_;
     std::int64_t const first_gid = seed_blocks_.begin();
     int const count = static_cast<int>(received.extent(0));
     Kokkos::View<double const*, memory_space, Kokkos::MemoryTraits<Kokkos::Unmanaged>>
@@ -1749,14 +1739,8 @@ public:
                          ResultScatter{received, first_gid, out, false, arrived_values});
     if (!with_polygons_)
       return out;
-    auto offsets = out.polygon_offsets;
-    int const total = exclusive_scan(space_, "sdot::travel::polygon_offsets",
-                                     Kokkos::subview(offsets, Kokkos::make_pair(0, n)), offsets);
-    out.polygon_vertices = Points<memory_space>(
-        Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::polygons::vertices"), total);
-    out.polygon_labels = Kokkos::View<int*, memory_space>(
-        Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::polygons::edge_sources"),
-        total);
+    allocate_polygon_rows(space_, out.vertex_counts, out.polygon_offsets, out.polygon_vertices,
+                          out.polygon_labels);
     Kokkos::parallel_for("sdot::travel::scatter_polygons", Policy(space_, 0, count),
                          ResultScatter{received, first_gid, out, true, arrived_values});
     auto const heap = vertex_heap_.values;
@@ -1775,7 +1759,7 @@ public:
   struct ResultScatter {
     Rows rows;
     std::int64_t first_gid;
-    DistributedOutputs<memory_space> out;
+    CellOutputs<memory_space> out;
     bool vertices = false;
     Kokkos::View<double const*, memory_space, Kokkos::MemoryTraits<Kokkos::Unmanaged>> values;
     KOKKOS_FUNCTION void operator()(int i) const {
@@ -1784,8 +1768,8 @@ public:
         out.measures(k) = rows(i, result_area);
         out.centroids(k, 0) = rows(i, result_cx);
         out.centroids(k, 1) = rows(i, result_cy);
-        if (out.polygon_offsets.extent(0))
-          out.polygon_offsets(k) = static_cast<int>(rows(i, result_nb_vertices));
+        if (out.vertex_counts.extent(0))
+          out.vertex_counts(k) = static_cast<int>(rows(i, result_nb_vertices));
         return;
       }
       copy_polygon(out, k, values, static_cast<std::int64_t>(rows(i, result_vertices)));
@@ -1830,7 +1814,7 @@ private:
   VertexHeap<memory_space> vertex_heap_; ///< of the finished cells, with polygons
   /// The outputs of this process's seeds, and with polygons each one's offset in the vertex
   /// heap (−1: finished on another process), written as the cells finish (FinishedCells).
-  DistributedOutputs<memory_space> home_;
+  CellOutputs<memory_space> home_;
   Kokkos::View<std::int64_t*, memory_space> heap_first_;
   TravelStatistics<memory_space> statistics_;
   int polygon_passes_ = 0; ///< this process's, this run (TravelStatistics::reruns)

@@ -19,8 +19,9 @@ struct CellOutputs {
   Kokkos::View<double*, MemorySpace> measures;   ///< by input index
   Points<MemorySpace> centroids;                 ///< by input index
   Kokkos::View<int*, MemorySpace> vertex_counts; ///< by input index
-  // Optional polygon output (when offsets is allocated), by input index.
-  Kokkos::View<int const*, MemorySpace> polygon_offsets;
+  // Optional polygon output (when offsets is allocated), by input index: cell i has the
+  // vertices [polygon_offsets(i), polygon_offsets(i + 1)).
+  Kokkos::View<int*, MemorySpace> polygon_offsets;
   Points<MemorySpace> polygon_vertices;
   Kokkos::View<int*, MemorySpace> polygon_labels;
   /// PowerDiagramOptions::same_bits (when active): each cell recomputed from its edges'
