@@ -315,11 +315,12 @@ split_nodes(ExecutionSpace const& space, std::vector<BisectionNode> const& nodes
           return;
         std::uint64_t const key1 = in.position(i, k);
         std::uint64_t const gid = static_cast<std::uint64_t>(first_gid + i);
-        bool const left =
-            key1 < selection(k, 0) || (key1 == selection(k, 0) && gid < selection(k, 2));
-        int const c = left ? 0 : 1;
-        node_of(i) = children(k, c);
-        if (children(k, c) < 0)
+        std::uint64_t const median = selection(k, 0);
+        // Without branches: which side is as random as the seeds' order.
+        int const c = 1 - ((key1 < median) | ((key1 == median) & (gid < selection(k, 2))));
+        int const child = children(k, c);
+        node_of(i) = child;
+        if (child < 0)
           box(i) = children(k, 2 + c);
       });
   return next;
