@@ -6,6 +6,7 @@
 /// Jacobi).
 
 #include <sdot/base/scan.hpp>
+#include <sdot/base/views.hpp>
 #include <sdot/jacobian.hpp>
 #include <sdot/points.hpp>
 #include <sdot/power_diagram.hpp>
@@ -494,9 +495,7 @@ public:
 private:
   OptimalTransportStatistics& stats() { return result_.statistics; }
 
-  Scalars alloc(char const* label) const {
-    return Scalars(Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, std::string(label)), n_);
-  }
+  Scalars alloc(char const* label) const { return uninitialized_view<Scalars>(space_, label, n_); }
 
   /// The measures at weights `w`; the diagram may give up below `abandon_below`.
   Scalars evaluate(Scalars w, double abandon_below) {

@@ -23,6 +23,7 @@
 #include <sdot/base/phase_clock.hpp>
 #include <sdot/base/radix_sort.hpp>
 #include <sdot/base/scan.hpp>
+#include <sdot/base/views.hpp>
 #include <sdot/distributed/boxes.hpp>
 #include <sdot/geometry/cell_kernel.hpp>
 #include <sdot/geometry/cells.hpp>
@@ -250,7 +251,6 @@ struct VertexHeap {
   }
 };
 
-/// Per-process outputs of the distributed computation, in this process's input order.
 /// Where the cells finished on this process go. The cell of one of this process's seeds is
 /// written into its outputs (`home`, by input index: global index − first_gid); any other
 /// cell into a result row (taken in any order), sent to its seed's process after the rounds.
@@ -1254,8 +1254,7 @@ public:
 
   template <class T>
   Kokkos::View<T*, memory_space> per_item(char const* label, int count) {
-    return Kokkos::View<T*, memory_space>(
-        Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, std::string(label)), count);
+    return uninitialized_view<T*>(space_, label, count);
   }
 
   /// The answers of the inbox grouped by the cell they answer (arrival order within a cell):

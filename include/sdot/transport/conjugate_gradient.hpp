@@ -6,6 +6,7 @@
 
 #include <loom/halo.hpp>
 #include <sdot/base/kokkos_compat.hpp>
+#include <sdot/base/views.hpp>
 
 #include <KokkosBlas1_dot.hpp>
 #include <KokkosSparse_spmv.hpp>
@@ -102,7 +103,7 @@ struct ConjugateGradientSteps {
         p(Kokkos::subview(p_extended, std::make_pair(0, n_))) {}
 
   Vector alloc(char const* label, int size) const {
-    return Vector(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, std::string(label)), size);
+    return uninitialized_view<Vector>(space, label, size);
   }
 
   /// q = A p (the halo rows of p fetched first); Kokkos-Kernels on `space`.
