@@ -274,13 +274,11 @@ void validate_target_masses(ExecutionSpace const& space, loom::Ranks const& rank
                                                  Kokkos::subview(targets, first_bad));
     bad_value = v();
   }
-  double sum = 0;
-  Kokkos::parallel_reduce(
-      "sdot::ot::target_sum", Kokkos::RangePolicy<ExecutionSpace>(space, 0, n),
-      KOKKOS_LAMBDA(int i, double& s) { s += targets(i); }, sum);
+  double const target_sum = sum(
+      space, "sdot::ot::target_sum", n, KOKKOS_LAMBDA(int i) { return targets(i); });
   // Every process sees every process's findings and picks the same first problem.
   std::vector<double> mine{double(positions), double(n), double(first_bad < n ? first_bad : -1),
-                           bad_value, sum};
+                           bad_value, target_sum};
   auto all = ranks.process_count() == 1 ? mine : ranks.allgather(mine);
   std::int64_t first_row = 0;
   double total = 0;
@@ -316,16 +314,16 @@ void validate_target_masses(ExecutionSpace const& space, loom::Ranks const& rank
 template <class ExecutionSpace, class Masses, class Targets>
 std::array<double, 2> mass_errors(ExecutionSpace const& space, Masses const& m, Targets const& t) {
   int const n = static_cast<int>(m.extent(0));
-  double max_error = 0, squares = 0;
+  double max_error = 0;
   Kokkos::parallel_reduce(
       "sdot::ot::max_error", Kokkos::RangePolicy<ExecutionSpace>(space, 0, n),
       KOKKOS_LAMBDA(int i, double& e) {
         e = sdot::compat::fmax(e, sdot::compat::fabs(m(i) - t(i)));
       },
       Kokkos::Max<double>(max_error));
-  Kokkos::parallel_reduce(
-      "sdot::ot::squared_error", Kokkos::RangePolicy<ExecutionSpace>(space, 0, n),
-      KOKKOS_LAMBDA(int i, double& s) { s += (m(i) - t(i)) * (m(i) - t(i)); }, squares);
+  double const squares = sum(
+      space, "sdot::ot::squared_error", n,
+      KOKKOS_LAMBDA(int i) { return (m(i) - t(i)) * (m(i) - t(i)); });
   return {n > 0 ? max_error : 0.0, squares};
 }
 
@@ -373,11 +371,8 @@ int first_non_positive(ExecutionSpace const& space, Masses const& m) {
 
 template <class ExecutionSpace, class View>
 double local_sum(ExecutionSpace const& space, View const& v) {
-  double s = 0;
-  Kokkos::parallel_reduce(
-      "sdot::ot::sum", Kokkos::RangePolicy<ExecutionSpace>(space, 0, v.extent(0)),
-      KOKKOS_LAMBDA(int i, double& a) { a += v(i); }, s);
-  return s;
+  return sum(
+      space, "sdot::ot::sum", static_cast<int>(v.extent(0)), KOKKOS_LAMBDA(int i) { return v(i); });
 }
 
 /// out(i) = a(i) + s * b(i) + c

@@ -1,5 +1,5 @@
 #pragma once
-// Counts to offsets; the items whose flag is set; the first item for which a test fails.
+// Counts to offsets; sums; the items whose flag is set; the first item for which a test fails.
 
 #include <Kokkos_Core.hpp>
 
@@ -22,6 +22,33 @@ int exclusive_scan(ExecutionSpace const& space, char const* label, Counts const&
         if (final)
           offsets(i) = partial;
         partial += count;
+      },
+      total);
+  return total;
+}
+
+/// Σ term(i) over i in [0, n). Each work item adds `sum_lanes` terms (i = c, c + m, c + 2m, …
+/// with m = ⌈n / sum_lanes⌉, adjacent for adjacent work items) in a local variable, then adds
+/// that to the reduction: a host backend keeps the reduction's value in memory and adds to it
+/// one term at a time, a chain of stores and loads 3–5× slower than a register. `term` may
+/// also write (a vector update that returns its contribution), each i once. The order of the
+/// additions depends only on n and the backend's partition of the work items: the same bits
+/// on every run.
+inline constexpr int sum_lanes = 8;
+template <class ExecutionSpace, class Term>
+double sum(ExecutionSpace const& space, std::string const& label, int n, Term const& term) {
+  int const stride = (n + sum_lanes - 1) / sum_lanes;
+  double total = 0;
+  Kokkos::parallel_reduce(
+      label, Kokkos::RangePolicy<ExecutionSpace>(space, 0, stride),
+      KOKKOS_LAMBDA(int c, double& s) {
+        double lanes = 0;
+        for (int k = 0; k < sum_lanes; ++k) {
+          int const i = c + k * stride;
+          if (i < n)
+            lanes += term(i);
+        }
+        s += lanes;
       },
       total);
   return total;

@@ -102,12 +102,9 @@ struct CellsCheck {
 /// The sum of the measures.
 template <class ExecutionSpace, class Measures>
 double measures_sum(ExecutionSpace const& space, Measures const& measures) {
-  double sum = 0;
-  Kokkos::parallel_reduce(
-      "sdot::validate::measures_sum",
-      Kokkos::RangePolicy<ExecutionSpace>(space, 0, static_cast<int>(measures.extent(0))),
-      KOKKOS_LAMBDA(int i, double& s) { s += measures(i); }, sum);
-  return sum;
+  return sum(
+      space, "sdot::validate::measures_sum", static_cast<int>(measures.extent(0)),
+      KOKKOS_LAMBDA(int i) { return measures(i); });
 }
 
 /// Sums the measures and looks for a non-finite measure or centroid.

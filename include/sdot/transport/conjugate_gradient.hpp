@@ -6,6 +6,7 @@
 
 #include <loom/halo.hpp>
 #include <sdot/base/kokkos_compat.hpp>
+#include <sdot/base/scan.hpp>
 #include <sdot/base/views.hpp>
 
 #include <KokkosBlas1_dot.hpp>
@@ -62,9 +63,8 @@ void remove_mean(ExecutionSpace const& space, loom::Ranks const& ranks, V const&
                  double global_size) {
   using Policy = Kokkos::RangePolicy<ExecutionSpace>;
   int const n = static_cast<int>(v.extent(0));
-  double local = 0;
-  Kokkos::parallel_reduce(
-      "sdot::cg::sum", Policy(space, 0, n), KOKKOS_LAMBDA(int i, double& s) { s += v(i); }, local);
+  double const local = sum(
+      space, "sdot::cg::sum", n, KOKKOS_LAMBDA(int i) { return v(i); });
   double const mean = ranks.process_sum(local) / global_size;
   Kokkos::parallel_for(
       "sdot::cg::remove_mean", Policy(space, 0, n), KOKKOS_LAMBDA(int i) { v(i) -= mean; });
@@ -178,16 +178,13 @@ struct ConjugateGradientSteps {
   double update(double alpha, Solution const& x) {
     auto const p = this->p;
     auto const q = this->q, r = this->r;
-    double rr = 0;
-    Kokkos::parallel_reduce(
-        "sdot::cg::update_preconditioned", Policy(space, 0, n),
-        KOKKOS_LAMBDA(int i, double& s) {
+    double const rr = sum(
+        space, "sdot::cg::update_preconditioned", n, KOKKOS_LAMBDA(int i) {
           x(i) += alpha * p(i);
           double const ri = r(i) - alpha * q(i);
           r(i) = ri;
-          s += ri * ri;
-        },
-        rr);
+          return ri * ri;
+        });
     return ranks.process_sum(rr);
   }
 
