@@ -735,8 +735,9 @@ private:
 /// arrangement (the rows of a file, say), and gets back its block of the weights and measures.
 ///
 /// The solve runs on spatial blocks (sdot::SpatialBlocks: each process the seeds of one region
-/// of a bisection of the cloud), where the preconditioner, which works on each process's
-/// block, and the Jacobian's halo, which holds the neighbours on other processes, work best;
+/// of a bisection of the cloud, along the Z-order curve), where the preconditioner, which
+/// works on each process's block, the Jacobian's halo, which holds the neighbours on other
+/// processes, and memory accesses work best;
 /// the targets and initial weights go there once, the results come back once. Every member
 /// is collective, and every error is thrown on every process alike.
 /// @code

@@ -448,6 +448,16 @@ void expect_spatial_blocks(Cloud const& c, int boxes_per_process, bool uneven) {
       hi[d] = std::max(hi[d], x(k, d));
     }
   }
+  // Within a block, the seeds follow a space-filling curve: consecutive seeds are near each
+  // other. The path through them is then shorter than 4 √(m · area of their bounding box),
+  // against about m / 2 √(area) in random order.
+  if (m >= 64 && hi[0] > lo[0] && hi[1] > lo[1]) {
+    double path = 0;
+    for (int k = 1; k < m; ++k)
+      path += std::hypot(x(k, 0) - x(k - 1, 0), x(k, 1) - x(k - 1, 1));
+    EXPECT_LT(path, 4 * std::sqrt(m * (hi[0] - lo[0]) * (hi[1] - lo[1])))
+        << m << " seeds in [" << lo[0] << ", " << hi[0] << "] × [" << lo[1] << ", " << hi[1] << "]";
+  }
   // Every seed in exactly one spatial block; the blocks balanced to a seed.
   auto all = gather_all(ranks, mine_gids);
   std::sort(all.begin(), all.end());

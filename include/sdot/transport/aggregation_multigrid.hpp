@@ -26,7 +26,7 @@
 //   once the levels are built); rounding moves an entry by 6e-8 of itself and keeps each level
 //   symmetric, against margins of order one in the argument above.
 
-#include <sdot/base/point_bounds.hpp>
+#include <sdot/base/morton.hpp>
 #include <sdot/base/radix_sort.hpp>
 #include <sdot/base/scan.hpp>
 #include <sdot/base/views.hpp>
@@ -41,38 +41,6 @@
 #include <vector>
 
 namespace sdot::detail {
-
-/// 40-bit Morton code of a point given as two 20-bit integers.
-KOKKOS_INLINE_FUNCTION std::uint64_t morton_spread(std::uint64_t v) {
-  v &= 0xfffffull;
-  v = (v | (v << 16)) & 0x0000ffff0000ffffull;
-  v = (v | (v << 8)) & 0x00ff00ff00ff00ffull;
-  v = (v | (v << 4)) & 0x0f0f0f0f0f0f0f0full;
-  v = (v | (v << 2)) & 0x3333333333333333ull;
-  v = (v | (v << 1)) & 0x5555555555555555ull;
-  return v;
-}
-
-/// The points in Z order (stable: ties in input order).
-template <class ExecutionSpace, class Points>
-Kokkos::View<int*, typename ExecutionSpace::memory_space> morton_order(ExecutionSpace const& space,
-                                                                       Points const& points) {
-  using MemorySpace = typename ExecutionSpace::memory_space;
-  using Policy = Kokkos::RangePolicy<ExecutionSpace>;
-  int const n = static_cast<int>(points.extent(0));
-  PointBounds const bounds = point_bounds(space, "sdot::mg::bounds", points);
-  double const x0 = bounds.xmin, y0 = bounds.ymin;
-  double const extent = n > 0 ? sdot::compat::fmax(bounds.xmax - x0, bounds.ymax - y0) : 0.0;
-  double const scale = extent > 0 ? double((1 << 20) - 1) / extent : 0.0;
-  auto keys = uninitialized_view<std::uint64_t*>(space, "sdot::mg::morton", n);
-  Kokkos::parallel_for(
-      "sdot::mg::morton", Policy(space, 0, n), KOKKOS_LAMBDA(int i) {
-        auto const qx = static_cast<std::uint64_t>((points(i, 0) - x0) * scale);
-        auto const qy = static_cast<std::uint64_t>((points(i, 1) - y0) * scale);
-        keys(i) = morton_spread(qx) | (morton_spread(qy) << 1);
-      });
-  return stable_sort_permutation(space, Kokkos::View<std::uint64_t const*, MemorySpace>(keys), 40);
-}
 
 /// One level: a square matrix (this process's rows and columns), with its inverse diagonal, and
 /// what the cycle needs there.
