@@ -123,7 +123,11 @@ struct PowerDiagramStatistics {
   /// The spatial index (one rank), or the boxes and their indexes (several), kept from the
   /// computation before (set_weights()): only the weights and their bounds were updated.
   bool index_kept = false;
-  std::map<std::string, double> seconds; ///< per phase, and "total"
+  /// Seconds per phase on this process, and "total": one rank "tree" (the index) and "cells";
+  /// several ranks "boxes" (the bisection and the seeds moved to their boxes), "tree" (the
+  /// boxes' indexes), "box_cells" (warm_start), "cells" (the rounds) and "results"; with
+  /// same_bits, "same_bits".
+  std::map<std::string, double> seconds;
 };
 
 /// Input placement tags: the seeds given whole to this process, or spread over ranks.

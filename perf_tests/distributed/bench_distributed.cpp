@@ -204,7 +204,7 @@ void BM_NewWeightsOnBoxes(benchmark::State& state, std::string const& kind, bool
   state.counters["ns_per_cell"] = 1e9 * recomputed / state.iterations() / n;
   state.counters["new_diagram_ns_per_cell"] = 1e9 * fresh / state.iterations() / n;
   state.counters["ratio_to_new_diagram"] = recomputed / fresh;
-  for (auto const& [phase, seconds] : phases) // boxes, box_cells (warm), cells, results
+  for (auto const& [phase, seconds] : phases) // boxes, tree, box_cells (warm), cells, results
     if (phase != "total")
       state.counters[phase + "_ms"] = 1e3 * seconds / state.iterations();
 }

@@ -288,8 +288,8 @@ TEST(SdotMeasures, ProgressLines) {
   EXPECT_EQ(lines(outcomes[0].err),
             (std::vector<std::string>{"input", "tree", "cells", "diagram", "output"}))
       << outcomes[0].err;
-  EXPECT_EQ(lines(outcomes[1].err),
-            (std::vector<std::string>{"input", "boxes", "cells", "results", "diagram", "output"}))
+  EXPECT_EQ(lines(outcomes[1].err), (std::vector<std::string>{"input", "boxes", "tree", "cells",
+                                                              "results", "diagram", "output"}))
       << outcomes[1].err;
   EXPECT_EQ(outcomes[2].err, "");
   EXPECT_EQ(outcomes[3].err, ""); // a short run: no line by default

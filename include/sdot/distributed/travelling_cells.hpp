@@ -786,9 +786,10 @@ public:
         domain_length_(domain_length), leaf_size_(leaf_size), msg_capacity_(msg_capacity),
         inbox_capacity_(inbox_capacity), kept_vertices_per_seed_(kept_vertices_per_seed) {}
 
-  /// Measures and centroids of this process's seeds; `phases` times the boxes, the boxes'
-  /// first-round cells (`warm_start`), the cells and the results. `warm_start`: the round-0 cells
-  /// from the neighbours of the last run's (PowerDiagramOptions::warm_start).
+  /// Measures and centroids of this process's seeds; `phases` times the boxes, their indexes
+  /// ("tree"), the boxes' first-round cells (`warm_start`), the cells and the results.
+  /// `warm_start`: the round-0 cells from the neighbours of the last run's
+  /// (PowerDiagramOptions::warm_start).
   CellOutputs<memory_space> run(PhaseClock& phases, bool with_polygons = false,
                                 double abandon_below = -sdot::compat::infinity<double>(),
                                 bool warm_start = false) {
@@ -810,12 +811,14 @@ public:
       throw std::invalid_argument("sdot: more than 2^31 - 2 seeds are not supported yet");
 
     if (!forest_.seeds.all.extent(0) && forest_.local_count == 0)
-      build_boxes_and_trees(first_gid, total);
+      build_boxes_and_trees(phases, first_gid, total);
     else if (reweight_)
-      reweight_boxes_and_trees();
+      reweight_boxes_and_trees(phases);
+    else { // the boxes and their indexes as they are
+      phases.end("boxes");
+      phases.end("tree");
+    }
     reweight_ = false;
-    space_.fence();
-    phases.end("boxes");
 
     if (warm_start) {
       build_box_cells();
@@ -879,8 +882,12 @@ public:
   // The steps below are public only because CUDA's extended lambdas cannot live in private
   // member functions; TravellingCells is an implementation detail of PowerDiagram.
 
-  void build_boxes_and_trees(std::int64_t first_gid, std::int64_t total) {
+  /// The boxes (phase "boxes": the bisection and the seeds moved to their boxes), then each
+  /// local box's index and the trees over the ranks (phase "tree").
+  void build_boxes_and_trees(PhaseClock& phases, std::int64_t first_gid, std::int64_t total) {
     auto const mine = move_seeds_to_boxes(first_gid, total);
+    space_.fence();
+    phases.end("boxes");
     int const local = ranks_.local_count();
     forest_.local_count = local;
     rank_top_levels_ = rank_top_levels_for(ranks_.size(), total);
@@ -897,16 +904,20 @@ public:
     assemble_forest(boxes_);
     build_rank_trees();
     boxes_kept_ = false;
+    space_.fence();
+    phases.end("tree");
   }
 
   /// The weights of set_weights() moved to the boxes by the seeds' plan (the same
   /// destinations, so the same order; no sort, no exchange of counts), and each box's index
-  /// given them.
-  void reweight_boxes_and_trees() {
+  /// given them (phases "boxes" and "tree").
+  void reweight_boxes_and_trees(PhaseClock& phases) {
     auto const weights = weights_;
     auto const mine = seeds_to_boxes_->template distribute<double>(
         1, KOKKOS_LAMBDA(std::int64_t i, std::int64_t) { return weights(i); });
     bytes_sent_seeds_ = moved_seeds_ * static_cast<long>(sizeof(double));
+    space_.fence();
+    phases.end("boxes");
     for (int l = 0; l < ranks_.local_count(); ++l) {
       int const begin = static_cast<int>(box_rows_[l]),
                 count = static_cast<int>(box_rows_[l + 1] - begin);
@@ -921,6 +932,8 @@ public:
     }
     build_rank_trees();
     boxes_kept_ = true;
+    space_.fence();
+    phases.end("tree");
   }
 
   /// warm_start: the round-0 cells of each local box (the domain cut by the box's seeds alone)
