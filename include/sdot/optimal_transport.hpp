@@ -775,10 +775,7 @@ public:
             space, ranks_,
             detail::in_points_layout(space, positions.value(), "sdot::OptimalTransport::positions"),
             target_masses.value(), boundaries, diagram_options)),
-        cells_(space, ranks_,
-               detail::in_points_layout(space, blocks_.to_spatial(positions.value()),
-                                        "sdot::OptimalTransport::spatial_positions"),
-               std::move(boundaries), diagram_options),
+        cells_(space, ranks_, blocks_.spatial_positions(), std::move(boundaries), diagram_options),
         targets_(blocks_.to_spatial(target_masses.value())), options_(std::move(options)) {}
 
   /// The same, with the kernels run on a default-constructed execution space instance.

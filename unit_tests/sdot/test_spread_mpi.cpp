@@ -435,6 +435,14 @@ void expect_spatial_blocks(Cloud const& c, int boxes_per_process, bool uneven) {
   auto const w = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(),
                                                      blocks.to_spatial(weights_view(mine)));
   ASSERT_EQ(static_cast<int>(x.extent(0)), m);
+  // The positions the plan kept at construction are those that to_spatial() moves.
+  auto const kept =
+      Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), blocks.spatial_positions());
+  ASSERT_EQ(static_cast<int>(kept.extent(0)), m);
+  for (int k = 0; k < m; ++k) {
+    ASSERT_EQ(kept(k, 0), x(k, 0)) << "spatial seed " << k;
+    ASSERT_EQ(kept(k, 1), x(k, 1)) << "spatial seed " << k;
+  }
   // Each seed's values arrive with it, exactly.
   std::vector<std::int64_t> mine_gids(m);
   double lo[2] = {1e300, 1e300}, hi[2] = {-1e300, -1e300};
