@@ -52,7 +52,9 @@ struct Concatenated {
   }
 };
 
-/// Trees of the local ranks, stored one after the other.
+/// Trees of the local ranks, stored one after the other. When every local tree goes with the
+/// travel step (TravelStep::given_trees), only the global indices, the seeds' lookup by global
+/// index and the offsets are stored: the trees stay in their own arrays.
 template <class MemorySpace>
 struct Forest {
   Concatenated<Seed, MemorySpace> seeds; ///< tree order, local rank after local rank
@@ -417,8 +419,9 @@ struct TravelStep {
   KOKKOS_FUNCTION int load(Polygon& cell, int item, CellSeed& seed, int& kind) const {
     if (!from_messages) {
       int const l = loom::detail::segment_of(forest.seeds.first, forest.local_count, item);
-      Seed const s = forest.seeds.all(item);
-      seed = CellSeed{s.x, s.y, s.w, forest.gids.all(item), item - forest.seeds.first(l)};
+      int const slot = item - forest.seeds.first(l);
+      Seed const s = l < nb_given_trees ? given_trees[l].seeds(slot) : forest.seeds.all(item);
+      seed = CellSeed{s.x, s.y, s.w, forest.gids.all(item), slot};
       start_from_domain(cell, s.x, s.y, domain_vertices, domain_labels);
       kind = 0;
       return l;
@@ -614,6 +617,11 @@ struct TravelStep {
     return clip_by_tree(cell, seed, forest.tree(l));
   }
 
+  /// The tree of local rank l: given with the step, or views into the forest.
+  KOKKOS_FUNCTION SeedTree<MemorySpace> local_tree(int l) const {
+    return l < nb_given_trees ? given_trees[l] : forest.tree(l);
+  }
+
   /// A round-0 item's cell, the domain cut by its box's seeds: read from its slot in
   /// `box_cells`, or searched.
   KOKKOS_FUNCTION ClipResult own_cut(Polygon& cell, CellSeed const& seed, int l, int item) const {
@@ -690,7 +698,7 @@ struct TravelStep {
         outbox(row, MessageLayout::count) = -1;
         return;
       }
-      SeedTree<MemorySpace> const tree = forest.tree(l);
+      SeedTree<MemorySpace> const tree = local_tree(l);
       int const count = new_edges(cell, item, [&](int v, int c) {
         int const gid = cell.label(v);
         Seed const s = tree.seeds(forest.slot_of_gid(l, gid));
@@ -810,7 +818,7 @@ public:
     if (total >= (std::int64_t(1) << 31) - 1)
       throw std::invalid_argument("sdot: more than 2^31 - 2 seeds are not supported yet");
 
-    if (!forest_.seeds.all.extent(0) && forest_.local_count == 0)
+    if (forest_.local_count == 0) // no boxes yet
       build_boxes_and_trees(phases, first_gid, total);
     else if (reweight_)
       reweight_boxes_and_trees(phases);
@@ -990,7 +998,7 @@ public:
     box_slot_of_.assign(local, Kokkos::View<int*, memory_space>());
     row_gids_ = Kokkos::View<int*, memory_space>(
         Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::travel::row_gids"),
-        forest_.seeds.all.extent(0));
+        local_seeds());
     auto const row_gids = row_gids_;
     auto const gids = forest_.gids.all;
     for (int l = 0; l < local; ++l) {
@@ -1013,8 +1021,7 @@ public:
       box_cells_ = local == 1 ? kept[0] : SlotPolygons<memory_space>{};
       return;
     }
-    box_cells_ =
-        allocate_slot_polygons(space_, static_cast<int>(forest_.seeds.all.extent(0)), capacity);
+    box_cells_ = allocate_slot_polygons(space_, local_seeds(), capacity);
     auto const to = box_cells_;
     for (int l = 0; l < local; ++l) {
       auto const from = kept[l];
@@ -1120,17 +1127,21 @@ public:
     return box;
   }
 
-  /// The forest: the local ranks' indexes, each array one after the other. Each index's tree
-  /// then views its part of the forest (a reweight writes there), and keeps its own input
-  /// indices (its box's rows); its global indices live in the forest only.
+  /// The forest: the local ranks' global indices and seed lookups, each array one after the
+  /// other, and, when there are more local ranks than the travel step takes trees
+  /// (TravelStep::max_given_trees), their trees too: each index's tree then views its part of
+  /// the forest (a reweight writes there). Each index keeps its own input indices (its box's
+  /// rows); its global indices live in the forest only.
   void assemble_forest(std::vector<BoxIndex>& indexes) {
     int const local = static_cast<int>(indexes.size());
+    // Trees that all go with the travel step keep their own arrays: no copy (only offsets).
+    bool const copy_trees = local > TravelStep<memory_space>::max_given_trees;
     auto field = [&](auto member) {
       using View = std::decay_t<decltype(indexes[0].tree.*member)>;
       std::vector<View> parts(local);
       for (int l = 0; l < local; ++l)
         parts[l] = indexes[l].tree.*member;
-      return concatenate(parts);
+      return concatenate(parts, copy_trees);
     };
     auto index_field = [&](auto member) {
       std::vector<Kokkos::View<int*, memory_space>> parts(local);
@@ -1158,6 +1169,8 @@ public:
     forest_.finest_block_level = to_device("sdot::travel::finest_block_level", finest_block_level);
     forest_.ring = local > 0 ? indexes[0].tree.ring : Kokkos::View<RingOffset*, memory_space>();
     auto view_forest = [&](auto member, auto const& concatenated) {
+      if (!copy_trees)
+        return;
       std::size_t first = 0;
       for (int l = 0; l < local; ++l) {
         auto& part = indexes[l].tree.*member;
@@ -1178,15 +1191,20 @@ public:
       index.gids = index.sorted_gids = index.slot_of_sorted = {};
   }
 
-  /// The parts one after the other, with their offsets.
+  /// Seeds of this process's boxes.
+  int local_seeds() const { return box_rows_.empty() ? 0 : static_cast<int>(box_rows_.back()); }
+
+  /// The parts one after the other, with their offsets (`copy` false: the offsets only).
   template <class T>
   Concatenated<T, memory_space>
-  concatenate(std::vector<Kokkos::View<T*, memory_space>> const& parts) {
+  concatenate(std::vector<Kokkos::View<T*, memory_space>> const& parts, bool copy = true) {
     std::vector<int> first(parts.size() + 1, 0);
     for (std::size_t l = 0; l < parts.size(); ++l)
       first[l + 1] = first[l] + static_cast<int>(parts[l].extent(0));
     Concatenated<T, memory_space> c;
     c.first = to_device("sdot::travel::forest_first", first);
+    if (!copy)
+      return c;
     if (parts.size() == 1) { // one rank per process: its tree as it is
       c.all = parts[0];
       return c;
@@ -1222,7 +1240,7 @@ public:
     if (!with_polygons_)
       return;
     std::int64_t const wanted = 3 * static_cast<std::int64_t>(kept_vertices_per_seed_) *
-                                static_cast<std::int64_t>(forest_.seeds.all.extent(0) + 1);
+                                static_cast<std::int64_t>(local_seeds() + 1);
     if (!vertex_heap_.used.data())
       vertex_heap_.used = Kokkos::View<std::int64_t, memory_space>(
           Kokkos::view_alloc(space_, "sdot::travel::vertex_heap_used"));
@@ -1245,7 +1263,7 @@ public:
   /// A heap of `capacity` values holding the first `kept` values of the current one; the room
   /// per seed grows to match.
   void grow_vertex_heap(std::int64_t capacity, std::int64_t kept) {
-    std::int64_t const per_seed = 3 * static_cast<std::int64_t>(forest_.seeds.all.extent(0) + 1);
+    std::int64_t const per_seed = 3 * static_cast<std::int64_t>(local_seeds() + 1);
     capacity = (capacity + per_seed - 1) / per_seed * per_seed;
     kept_vertices_per_seed_ = static_cast<int>(capacity / per_seed);
     Kokkos::View<double*, memory_space> values(
@@ -1366,7 +1384,7 @@ public:
     statistics_.bytes_sent = bytes_sent_seeds_;
     Pending older, newer; // the cells that sent copies two rounds ago, and one round ago
     Kokkos::View<int const*, memory_space> item_first = forest_.seeds.first;
-    int items = static_cast<int>(forest_.seeds.all.extent(0));
+    int items = local_seeds();
     int most_sent = 0; // the most messages one local rank sent to one rank in the last round
     for (;;) {
       // Answers to the cells that sent copies two rounds ago.
@@ -1809,7 +1827,8 @@ private:
   long moved_seeds_ = 0; ///< seeds of this process whose box is on another process
   /// The plan that moves this process's seeds (and, after set_weights(), their weights) to
   /// their boxes, and each local box's index: its tree (whose arrays are views into forest_
-  /// with several boxes) with the box's rows as input indices; the rows of local box l are
+  /// beyond TravelStep::max_given_trees boxes) with the box's rows as input indices; the rows
+  /// of local box l are
   /// [box_rows_[l], box_rows_[l + 1]).
   std::optional<loom::Distributor<ExecutionSpace>> seeds_to_boxes_;
   std::vector<BoxIndex> boxes_;
