@@ -46,8 +46,10 @@ int main(int argc, char* argv[]) {
       Kokkos::deep_copy(masses, m);
 
       Kokkos::View<double*> weights("lloyd::weights", n);
+      sdot::OptimalTransport<Space> ot(positions, masses, domain);
       for (int it = 1; it <= iterations; ++it) {
-        sdot::OptimalTransport<Space> ot(positions, masses, domain);
+        if (it > 1)
+          ot.set_positions(positions); // the seeds moved
         sdot::OptimalTransportResult<Space::memory_space> result;
         try {
           result = ot.solve(weights); // warm start from the previous weights
@@ -73,7 +75,7 @@ int main(int argc, char* argv[]) {
                     result.statistics.max_error, moved);
       }
       // The final diagram, coloured by the prescribed masses.
-      sdot::OptimalTransport<Space> ot(positions, masses, domain);
+      ot.set_positions(positions);
       auto result = ot.solve(weights);
       auto& diagram = ot.diagram();
       sdot::write_svg(picture, diagram.cell_polygons(), positions, diagram.domain(), masses);

@@ -5,7 +5,8 @@
 // the peak memory per seed (see memory_probe.hpp). At transport weights, the diagram of the
 // same positions at zero weights is timed in the same loop, alternately:
 // zero_weights_ns_per_cell and ratio_to_zero_weights. sdot_recomputed/...: the diagram
-// recomputed from the neighbours of the one before (warm_start), as the transport solver does.
+// recomputed from the neighbours of the one before (warm_start), as the transport solver does;
+// sdot_moved/...: the same after the seeds moved a little (set_positions()).
 #include "cloud_benchmarks.hpp"
 #include "memory_probe.hpp"
 
@@ -90,6 +91,36 @@ void sdot_power_diagram(benchmark::State& state, std::string const& kind) {
   state.counters["resident_bytes_per_seed"] = resident_bytes / n;
 }
 
+/// Alternately changes `diagram` (change(k), k = 1, 0, 1, …) and times its measures, and those
+/// of a new diagram of the same seeds (new_diagram(k)), in the same loop. Counters:
+/// ns_per_cell, new_diagram_ns_per_cell, ratio_to_new_diagram, warm_fraction (the cells
+/// certified from their earlier neighbours).
+template <class Change, class NewDiagram>
+void time_against_new_diagrams(benchmark::State& state, int n, sdot::PowerDiagram<Space>& diagram,
+                               Change const& change, NewDiagram const& new_diagram) {
+  double seconds = 0, new_seconds = 0, warm = 0;
+  int k = 0;
+  for (auto _ : state) {
+    k = 1 - k;
+    Kokkos::Timer timer;
+    change(k);
+    benchmark::DoNotOptimize(diagram.measures().data());
+    Space().fence();
+    seconds += timer.seconds();
+    warm += diagram.statistics().warm_cells;
+    Kokkos::Timer new_timer;
+    auto fresh = new_diagram(k);
+    benchmark::DoNotOptimize(fresh.measures().data());
+    Space().fence();
+    new_seconds += new_timer.seconds();
+  }
+  double const cells = double(n) * state.iterations();
+  state.counters["ns_per_cell"] = 1e9 * seconds / cells;
+  state.counters["new_diagram_ns_per_cell"] = 1e9 * new_seconds / cells;
+  state.counters["ratio_to_new_diagram"] = seconds / new_seconds;
+  state.counters["warm_fraction"] = warm / cells;
+}
+
 /// A recomputation as the transport solver makes them (PowerDiagramOptions::warm_start): the
 /// diagram of the cloud's weights, then, alternately, of weights moved by a smooth tenth of
 /// the squared seed spacing (w_i + 0.1/N sin(7 x_i + 3 y_i)) and back, each from the
@@ -113,31 +144,47 @@ void sdot_recomputed_diagram(benchmark::State& state, std::string const& kind) {
   options.warm_start = true;
   sdot::PowerDiagram<Space> diagram(positions, weights[0], domain, options);
   diagram.measures();
-  double seconds = 0, new_seconds = 0, warm = 0;
-  int k = 0;
-  for (auto _ : state) {
-    k = 1 - k;
-    Kokkos::Timer timer;
-    diagram.set_weights(weights[k]);
-    benchmark::DoNotOptimize(diagram.measures().data());
-    Space().fence();
-    seconds += timer.seconds();
-    warm += diagram.statistics().warm_cells;
-    Kokkos::Timer new_timer;
-    sdot::PowerDiagram<Space> fresh(positions, weights[k], domain);
-    benchmark::DoNotOptimize(fresh.measures().data());
-    Space().fence();
-    new_seconds += new_timer.seconds();
+  time_against_new_diagrams(
+      state, n, diagram, [&](int k) { diagram.set_weights(weights[k]); },
+      [&](int k) { return sdot::PowerDiagram<Space>(positions, weights[k], domain); });
+}
+
+/// sdot_moved/<cloud>/N: the diagram of the cloud at its weights, then, alternately, of its
+/// seeds moved by 0.05 seed spacings along a smooth field and back (a time step of a
+/// Lagrangian scheme), through set_positions() with warm_start: each from the neighbours of
+/// the one before. A new diagram of the same positions is timed in the same loop:
+/// new_diagram_ns_per_cell and ratio_to_new_diagram. warm_fraction: the cells certified from
+/// their earlier neighbours.
+void sdot_moved_diagram(benchmark::State& state, std::string const& kind) {
+  int const n = static_cast<int>(state.range(0));
+  sdot_test::Cloud cloud;
+  if (!sdot_bench::make_cloud_or_skip(state, kind, n, cloud))
+    return;
+  double const step = 0.05 / std::sqrt(double(n));
+  auto moved = cloud;
+  for (auto& x : moved.x) {
+    double const vx = std::sin(3 * x[1] + 1), vy = std::cos(2 * x[0]);
+    x[0] = std::fmin(1, std::fmax(0, x[0] + step * vx));
+    x[1] = std::fmin(1, std::fmax(0, x[1] + step * vy));
   }
-  double const cells = double(n) * state.iterations();
-  state.counters["ns_per_cell"] = 1e9 * seconds / cells;
-  state.counters["new_diagram_ns_per_cell"] = 1e9 * new_seconds / cells;
-  state.counters["ratio_to_new_diagram"] = seconds / new_seconds;
-  state.counters["warm_fraction"] = warm / cells;
+  Kokkos::View<double* [2], Space::memory_space> positions[2] = {
+      sdot_test::positions_view<Space::memory_space>(cloud),
+      sdot_test::positions_view<Space::memory_space>(moved)};
+  auto const weights = sdot_test::weights_view<Space::memory_space>(cloud);
+  auto const domain = sdot_bench::unit_square();
+  sdot::PowerDiagramOptions options;
+  options.warm_start = true;
+  sdot::PowerDiagram<Space> diagram(positions[0], weights, domain, options);
+  diagram.measures();
+  time_against_new_diagrams(
+      state, n, diagram, [&](int k) { diagram.set_positions(positions[k], weights); },
+      [&](int k) { return sdot::PowerDiagram<Space>(positions[k], weights, domain); });
 }
 
 [[maybe_unused]] int const registered =
     sdot_bench::register_cloud_benchmarks("sdot", sdot_power_diagram);
+[[maybe_unused]] int const registered_moved =
+    sdot_bench::register_cloud_benchmarks("sdot_moved", sdot_moved_diagram);
 [[maybe_unused]] int const registered_recomputed =
     sdot_bench::register_cloud_benchmarks("sdot_recomputed", sdot_recomputed_diagram);
 

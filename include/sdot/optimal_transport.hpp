@@ -158,8 +158,11 @@ public:
     if (diagram_) { // the same seeds: the diagram keeps what depends on the positions only
       if constexpr (diagram_type::is_spread)
         diagram_->set_weights(loom::spread(weights, ranks_));
+      else if (moved_) // new positions: their cells start from the last diagram's neighbours
+        diagram_->set_positions(positions_, weights);
       else
         diagram_->set_weights(weights);
+      moved_ = false;
       diagram_->set_abandon_below(abandon_below);
       return;
     }
@@ -170,6 +173,19 @@ public:
                        boundaries_, options_);
     else
       diagram_.emplace(space_, positions_, weights, boundaries_, options_);
+  }
+  /// New positions for the same seeds (whole input), taken by the next set_weights(): the
+  /// diagram then builds its index again, and its cells start from the neighbours of the
+  /// last diagram (PowerDiagram::set_positions()).
+  /// @throws std::invalid_argument for another number of positions
+  template <class I = Input, class = std::enable_if_t<std::is_same<I, WholeInput>::value>>
+  void set_positions(positions_type positions) {
+    if (positions.extent(0) != positions_.extent(0))
+      throw std::invalid_argument(
+          std::string(name_) + "::set_positions: " + std::to_string(positions.extent(0)) +
+          " positions given for " + std::to_string(positions_.extent(0)) + " seeds");
+    positions_ = positions;
+    moved_ = diagram_.has_value();
   }
   /// Whether the last computation gave up (set_weights()'s abandon_below) on this process.
   /// Several ranks give up together: every process gets the same answer.
@@ -210,6 +226,7 @@ private:
   PowerDiagramOptions options_;
   double area_;
   std::optional<diagram_type> diagram_;
+  bool moved_ = false; ///< set_positions() since the diagram's last weights
 };
 
 } // namespace detail
@@ -716,6 +733,13 @@ public:
   OptimalTransportResult<memory_space> solve(scalars_type initial_weights = {}) {
     return solve_optimal_transport(cells_, targets_, initial_weights, options_);
   }
+
+  /// New positions for the same seeds and target masses (a time step of a Lagrangian
+  /// scheme, a Lloyd iteration), for the next solve(), which is best given the last weights
+  /// found: its first diagram builds its cells from the neighbours of the last diagram and
+  /// certifies them (PowerDiagram::set_positions()), instead of searching every cell.
+  /// @throws std::invalid_argument for another number of positions
+  void set_positions(positions_type positions) { cells_.set_positions(positions); }
 
   /// The solver's options, which the next solve() uses.
   OptimalTransportOptions& options() { return options_; }

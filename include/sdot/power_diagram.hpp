@@ -266,6 +266,38 @@ public:
     replace_weights(weights);
   }
 
+  /// New positions and weights for the same seeds (whole input; one of each per seed), as a
+  /// Lagrangian scheme gives at each time step. The spatial index (with several boxes: the
+  /// boxes and their indexes) is built again. With options().warm_start and one box, the
+  /// cells of the next computation start from the neighbours of the last complete one, as
+  /// after set_weights(): seeds that moved a little keep most of their neighbours, and the
+  /// certification makes the result what a new PowerDiagram gives (to round-off) however far
+  /// they moved.
+  /// @throws std::invalid_argument for a size mismatch or a bad seed (its index); nothing
+  /// changes then
+  template <class I = Input, class = std::enable_if_t<std::is_same<I, WholeInput>::value>>
+  void set_positions(positions_type positions, scalars_type weights) {
+    if (positions.extent(0) != positions_.extent(0)) {
+      std::ostringstream msg;
+      msg << "sdot::PowerDiagram::set_positions: " << positions.extent(0)
+          << " positions given for a diagram of " << positions_.extent(0) << " seeds";
+      throw std::invalid_argument(msg.str());
+    }
+    detail::validate_seeds(space_, positions, weights, domain_);
+    // The neighbours by input index, until the new index numbers them by its slots.
+    if (tree_built_ && !neighbours_.empty() && slot_of_index_.extent(0) == positions_.extent(0))
+      moved_neighbours_ =
+          detail::renumbered_graph(space_, neighbours_, size(), slot_of_index_, tree_.index);
+    positions_ = positions;
+    neighbours_ = {};
+    slot_of_index_ = {};
+    tree_ = {};
+    tree_built_ = false;
+    weight_bounds_stale_ = false;
+    travelling_.reset(); // several boxes: their bisection depends on the positions
+    replace_weights(weights);
+  }
+
   /// Spread input: new weights for the same seeds (collective; this process's block in
   /// `weights.value()`), as set_weights() for whole input: the spatial index, or the boxes and
   /// their indexes, are kept; with one rank (one process of one box) and options().warm_start,
@@ -416,7 +448,12 @@ private:
   detail::SlotPolygons<memory_space> kept_;         ///< keep_polygons, one box: until compacted
   CellPolygons<memory_space> kept_polygons_;        ///< keep_polygons: the polygons, once known
   detail::NeighbourGraph<memory_space> neighbours_; ///< warm_start: of the last complete one
-  Kokkos::View<int*, memory_space> slot_of_index_;  ///< warm_start: tree_.index inverted
+  /// set_positions() with warm_start: neighbours_ by input index, for the next index built
+  detail::NeighbourGraph<memory_space> moved_neighbours_;
+  /// set_positions() starts from the last neighbours when at least 1/moved_start_fraction of
+  /// the cells are predicted more than a grid step from their seeds (detail::predicted_far)
+  static constexpr int moved_start_fraction = 10;
+  Kokkos::View<int*, memory_space> slot_of_index_; ///< warm_start: tree_.index inverted
   PowerDiagramStatistics statistics_;
   std::int64_t first_global_index_ = 0;
   bool computed_ = false;
@@ -542,7 +579,6 @@ void PowerDiagram<ExecutionSpace, Input>::compute_one_box() {
   detail::PhaseClock phases(statistics_.seconds, options_.phase_ended);
   int const n = size();
   statistics_.index_kept = tree_built_;
-  bool const warm = options_.warm_start && !neighbours_.empty();
   // A new index, new weights in the index built, or (a recomputation) the index as it is. A
   // warm start computes the new weights' bounds only if a cell goes to the search.
   if (!tree_built_) {
@@ -550,7 +586,18 @@ void PowerDiagram<ExecutionSpace, Input>::compute_one_box() {
                                     Kokkos::View<double const*, memory_space>(weights_),
                                     options_.leaf_size);
     weight_bounds_stale_ = false;
-  } else if (reweight_tree_) {
+    // set_positions(): the last neighbours in the new index's slots, where the weights move
+    // the cells away from their seeds; otherwise the search is faster than the certification.
+    if (!moved_neighbours_.empty() &&
+        detail::cells_predicted_far(space_, tree_) >= n / moved_start_fraction) {
+      slot_of_index_ = detail::slot_of_index(space_, tree_);
+      neighbours_ =
+          detail::renumbered_graph(space_, moved_neighbours_, n, tree_.index, slot_of_index_);
+    }
+    moved_neighbours_ = {};
+  }
+  bool const warm = options_.warm_start && !neighbours_.empty();
+  if (tree_built_ && reweight_tree_) {
     detail::set_seed_weights(space_, tree_, Kokkos::View<double const*, memory_space>(weights_));
     weight_bounds_stale_ = true;
     if (!warm)

@@ -501,6 +501,68 @@ TEST(PowerDiagram, WarmStartCertifiesOrSearchesEveryCell) {
   EXPECT_EQ(stats[3].statistics.warm_cells, 1200); // the same weights: every cell certified
 }
 
+namespace {
+
+/// The positions of `c` moved by `step` along a smooth field (a time step of a Lagrangian
+/// scheme), kept in the unit square.
+Cloud moved_by(Cloud c, double step) {
+  for (auto& x : c.x) {
+    double const vx = std::sin(3 * x[1] + 1), vy = std::cos(2 * x[0]);
+    x[0] = std::fmin(1, std::fmax(0, x[0] + step * vx));
+    x[1] = std::fmin(1, std::fmax(0, x[1] + step * vy));
+  }
+  return c;
+}
+
+} // namespace
+
+TEST(PowerDiagram, NewPositionsGiveWhatANewDiagramGives) {
+  // Time steps of seeds whose cells lie far from them (weights that trend as optimal
+  // transport's), with and without warm_start, one box and several: each against brute force.
+  // Small steps keep most neighbours (certified); a shuffle of the positions keeps none.
+  auto const c =
+      with_displacing_weights(clustered_cloud(1500, 91), {0.3, 0.35}, 1.0, {0.05, -0.02}, 93);
+  double const spacing = 1 / std::sqrt(1500.0);
+  Cloud shuffled = c;
+  std::mt19937 rng(92);
+  std::shuffle(shuffled.x.begin(), shuffled.x.end(), rng);
+  std::vector<Cloud> steps{moved_by(c, 0.05 * spacing), moved_by(c, 0.2 * spacing), shuffled, c};
+  for (int boxes : {1, 3}) {
+    for (bool warm : {true, false}) {
+      SCOPED_TRACE(std::to_string(boxes) + " boxes, warm_start " + std::to_string(warm));
+      sdot::PowerDiagramOptions options;
+      options.warm_start = warm;
+      options.nb_boxes = boxes;
+      sdot::PowerDiagram<> pd(positions_view(c), weights_view(c), unit_square(), options);
+      pd.measures();
+      for (std::size_t k = 0; k < steps.size(); ++k) {
+        pd.set_positions(positions_view(steps[k]), weights_view(steps[k]));
+        auto const got = to_vector(pd.measures());
+        auto const ref = brute_force(steps[k].x, steps[k].w, unit_square());
+        for (std::size_t i = 0; i < got.size(); ++i)
+          ASSERT_NEAR(got[i], ref.measures[i], 1e-12) << "step " << k << ", seed " << i;
+        int const warm_cells = pd.statistics().warm_cells;
+        int const non_empty =
+            static_cast<int>(std::count_if(got.begin(), got.end(), [](double m) { return m > 0; }));
+        if (warm && boxes == 1 && k == 0) // most cells from their neighbours
+          EXPECT_GT(warm_cells, 0.8 * non_empty) << "step " << k << ": " << non_empty << " cells";
+        if (!warm)
+          EXPECT_EQ(warm_cells, 0);
+      }
+      // A wrong number of positions changes nothing.
+      Cloud fewer = c;
+      fewer.x.pop_back();
+      fewer.w.pop_back();
+      EXPECT_THROW(pd.set_positions(positions_view(fewer), weights_view(fewer)),
+                   std::invalid_argument);
+      auto const ref = brute_force(c.x, c.w, unit_square());
+      auto const got = to_vector(pd.measures());
+      for (std::size_t i = 0; i < got.size(); ++i)
+        ASSERT_NEAR(got[i], ref.measures[i], 1e-12) << "seed " << i;
+    }
+  }
+}
+
 TEST(PowerDiagram, WarmStartBoundsTheNewWeightsBeforeItsFirstSearch) {
   // Recomputations that certify every cell leave the index's weight bounds to the first
   // search: after two of them (and an abandoned one), a seed's cell grows over about 5

@@ -133,6 +133,44 @@ TEST(OptimalTransport, InitialWeightsAtTheSolutionNeedNoStep) {
   EXPECT_EQ(again.statistics.diagram_evaluations, 1);
 }
 
+TEST(OptimalTransport, NewPositionsSolveFromTheLastWeights) {
+  // Time steps of a clustered cloud: each solve after set_positions() from the last weights
+  // gives the targets (brute force) and the weights of a new solver.
+  auto c = clustered_cloud(800, 29);
+  for (auto& w : c.w)
+    w = 0;
+  auto const t = uniform_targets(c.x.size());
+  sdot::OptimalTransport<> ot(positions_view(c), view_of(t), unit_square());
+  auto result = ot.solve();
+  double const spacing = 1 / std::sqrt(800.0);
+  for (int step = 1; step <= 3; ++step) {
+    SCOPED_TRACE("step " + std::to_string(step));
+    for (auto& x : c.x) {
+      x[0] = std::fmin(1, std::fmax(0, x[0] + 0.1 * spacing * std::sin(3 * x[1] + step)));
+      x[1] = std::fmin(1, std::fmax(0, x[1] + 0.1 * spacing * std::cos(2 * x[0] + step)));
+    }
+    ot.set_positions(positions_view(c));
+    result = ot.solve(result.weights);
+    Solved const moved{to_vector(result.weights), to_vector(result.measures), result.statistics};
+    expect_transport(c, t, unit_square(), moved, 1e-10);
+    EXPECT_GT(result.statistics.history.size(), 0u);
+    Solved const fresh = solve(c, t, unit_square());
+    double scale = 0;
+    for (double w : fresh.weights)
+      scale = std::fmax(scale, std::fabs(w));
+    // Weights are defined up to a constant: compare them less their means.
+    double shift = 0;
+    for (std::size_t i = 0; i < c.x.size(); ++i)
+      shift += (moved.weights[i] - fresh.weights[i]) / c.x.size();
+    for (std::size_t i = 0; i < c.x.size(); ++i)
+      EXPECT_NEAR(moved.weights[i] - shift, fresh.weights[i], 1e-6 * scale) << "seed " << i;
+  }
+  // Another number of positions is refused.
+  Cloud fewer = c;
+  fewer.x.pop_back();
+  EXPECT_THROW(ot.set_positions(positions_view(fewer)), std::invalid_argument);
+}
+
 TEST(OptimalTransport, SameResultForAnyNumberOfBoxes) {
   auto const c = clustered_cloud(600, 26);
   auto const t = uniform_targets(c.x.size());

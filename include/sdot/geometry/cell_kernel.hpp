@@ -468,6 +468,36 @@ KOKKOS_INLINE_FUNCTION bool clip_best_first(Polygon& cell, CellSeed const& seed,
   return false;
 }
 
+/// Whether the trend of the weights of the finest quad of block `block` holding (x, y) puts
+/// the cell of a seed there more than a grid step away (at x_i + g + μ e_i per axis), as
+/// optimal transport's weights do.
+template <class MemorySpace>
+KOKKOS_INLINE_FUNCTION bool predicted_far(SeedTree<MemorySpace> const& tree, int block, double x,
+                                          double y) {
+  GridBlock const g = tree.blocks(block);
+  TreeNode const& q = tree.quad(block, 0, g.column(x) / 2, g.row(y) / 2);
+  double const dx = q.gx + (q.kappa_x - 1) * (x - q.centre_x());
+  double const dy = q.gy + (q.kappa_y - 1) * (y - q.centre_y());
+  return q.trend && dx * dx + dy * dy > g.h * g.h;
+}
+
+/// The seeds of `tree` whose cells predicted_far() puts more than a grid step away (0 for a
+/// tree without grids). Needs the tree's weight bounds.
+template <class ExecutionSpace, class MemorySpace>
+int cells_predicted_far(ExecutionSpace const& space, SeedTree<MemorySpace> const& tree) {
+  if (tree.blocks.extent(0) == 0)
+    return 0;
+  int far = 0;
+  Kokkos::parallel_reduce(
+      "sdot::cells::predicted_far", Kokkos::RangePolicy<ExecutionSpace>(space, 0, tree.size),
+      KOKKOS_LAMBDA(int s, int& count) {
+        Seed const seed = tree.seeds(s);
+        count += predicted_far(tree, tree.block_of_slot(s), seed.x, seed.y) ? 1 : 0;
+      },
+      far);
+  return far;
+}
+
 /// Clips `cell` by every seed of `tree` that can cut it. Returns `emptied`, `overflow`,
 /// `clipped` or `unchanged`.
 ///
@@ -504,16 +534,10 @@ KOKKOS_INLINE_FUNCTION ClipResult clip_by_tree(Polygon& cell, CellSeed const& se
   // its block through the quads (its cutters are seeds near its own, and the quads are pruned
   // vertex by vertex, where the near grid cells are walked in a disk about the seed), then the
   // other blocks best first, each through its quads.
-  if (has_grids) {
-    GridBlock const g = tree.blocks(block);
-    TreeNode const& q = tree.quad(block, 0, g.column(seed.x) / 2, g.row(seed.y) / 2);
-    double const dx = q.gx + (q.kappa_x - 1) * (seed.x - q.centre_x());
-    double const dy = q.gy + (q.kappa_y - 1) * (seed.y - q.centre_y());
-    if (q.trend && dx * dx + dy * dy > g.h * g.h) {
-      if (!clip_by_block_quads(cell, seed, tree, block, result))
-        clip_best_first(cell, seed, tree, own, -1, result);
-      return result;
-    }
+  if (has_grids && predicted_far(tree, block, seed.x, seed.y)) {
+    if (!clip_by_block_quads(cell, seed, tree, block, result))
+      clip_best_first(cell, seed, tree, own, -1, result);
+    return result;
   }
   bool rest_in_reach = false;
   if (has_grids ? clip_by_block_near(cell, seed, tree, block, rest_in_reach, result)

@@ -88,6 +88,41 @@ NeighbourGraph<MemorySpace> neighbour_graph(ExecutionSpace const& space,
   return graph;
 }
 
+/// The graph with its rows and entries renumbered: row r of the result is row row_of(r) of
+/// `graph` (n rows), each entry e becoming entry_of(e), in the same order. From tree slots to
+/// input indices (row_of: slot_of_index, entry_of: tree.index) and back with another tree.
+template <class ExecutionSpace, class MemorySpace, class RowOf, class EntryOf>
+NeighbourGraph<MemorySpace> renumbered_graph(ExecutionSpace const& space,
+                                             NeighbourGraph<MemorySpace> const& graph, int n,
+                                             RowOf const& row_of, EntryOf const& entry_of) {
+  using Policy = Kokkos::RangePolicy<ExecutionSpace>;
+  NeighbourGraph<MemorySpace> out;
+  out.offsets = Kokkos::View<int*, MemorySpace>(
+      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::warm::renumbered_offsets"),
+      n + 1);
+  auto const offsets = out.offsets;
+  auto const from_offsets = graph.offsets;
+  Kokkos::parallel_for(
+      "sdot::warm::renumbered_counts", Policy(space, 0, n), KOKKOS_LAMBDA(int r) {
+        int const row = row_of(r);
+        offsets(r) = from_offsets(row + 1) - from_offsets(row);
+      });
+  int const total = exclusive_scan(space, "sdot::warm::renumbered_offsets",
+                                   Kokkos::subview(offsets, Kokkos::make_pair(0, n)), offsets);
+  out.slots = Kokkos::View<int*, MemorySpace>(
+      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::warm::renumbered"), total);
+  auto const entries = out.slots;
+  auto const from_entries = graph.slots;
+  Kokkos::parallel_for(
+      "sdot::warm::renumbered", Policy(space, 0, n), KOKKOS_LAMBDA(int r) {
+        int const row = row_of(r);
+        int next = offsets(r);
+        for (int q = from_offsets(row); q < from_offsets(row + 1); ++q)
+          entries(next++) = entry_of(from_entries(q));
+      });
+  return out;
+}
+
 /// How a cell of the warm start stands.
 enum WarmState : int {
   warm_cell = 0,      ///< built from the earlier neighbours, certified so far
