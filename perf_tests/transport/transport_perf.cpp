@@ -11,6 +11,10 @@
 //   --aggregate-size K, --sweeps S, --omega W, --coarse-scale A, --coarsest-size M,
 //   --cycle C (1: V-cycle, 2: W-cycle): its settings;
 //   --nb-boxes K: the diagrams computed by K boxes (travelling cells) in this process
+//   --time-steps K: after the solve, K time steps: the seeds move by 0.05 spacings along a
+//   smooth field and the transport is solved again from the last weights, by the same solver
+//   given the new positions (set_positions) and, in the same step, by a new solver (a second
+//   JSON line: the median seconds of a step each way)
 //
 // One JSON line per case on stdout. Not a pass/fail test: docs/transport.md gives the current
 // figures.
@@ -23,6 +27,7 @@
 #include <Kokkos_Timer.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -34,8 +39,55 @@ double median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
+/// Time steps after a solve: the seeds of `cloud` move by up to 0.05 spacings along a smooth
+/// field that vanishes on the square's sides each step, and the transport is solved again from the
+/// last weights by `ot` given the new positions, then by a new solver on them (from the same
+/// weights). One JSON line.
+void run_time_steps(sdot_test::Cloud cloud, Kokkos::View<double*> weights,
+                    sdot::OptimalTransport<>& ot, int steps,
+                    sdot::OptimalTransportOptions const& options,
+                    sdot::PowerDiagramOptions const& diagram_options, std::string const& kind) {
+  int const n = static_cast<int>(cloud.x.size());
+  double const step = 0.05 / std::sqrt(double(n));
+  Kokkos::View<double*> targets("perf::targets", n);
+  Kokkos::deep_copy(targets, 1.0 / n);
+  std::vector<double> moved_seconds, new_seconds;
+  int moved_newton = 0, new_newton = 0;
+  for (int k = 1; k <= steps; ++k) {
+    // A field that vanishes on the square's sides: no seed leaves it or lands on a side.
+    double const pi = 3.141592653589793;
+    for (auto& x : cloud.x) {
+      double const vx = std::sin(pi * x[0]) * std::sin(3 * x[1] + k);
+      double const vy = std::sin(pi * x[1]) * std::cos(2 * x[0] + k);
+      x[0] += step * vx;
+      x[1] += step * vy;
+    }
+    auto const positions = sdot_test::positions_view(cloud);
+    Kokkos::Timer timer;
+    ot.set_positions(positions);
+    auto const moved = ot.solve(weights);
+    Kokkos::fence();
+    moved_seconds.push_back(timer.seconds());
+    moved_newton += moved.statistics.newton_iterations;
+    Kokkos::Timer new_timer;
+    sdot::OptimalTransport<> fresh(positions, targets, sdot_bench::unit_square(), diagram_options,
+                                   options);
+    auto const again = fresh.solve(weights);
+    Kokkos::fence();
+    new_seconds.push_back(new_timer.seconds());
+    new_newton += again.statistics.newton_iterations;
+    weights = moved.weights;
+  }
+  std::printf("{\"cloud\": \"%s\", \"n\": %d, \"time_steps\": %d, "
+              "\"step_seconds_set_positions\": %.4f, \"step_seconds_new_solver\": %.4f, "
+              "\"newton_iterations_set_positions\": %d, \"newton_iterations_new_solver\": %d}\n",
+              kind.c_str(), n, steps, median(moved_seconds), median(new_seconds), moved_newton,
+              new_newton);
+  std::fflush(stdout);
+}
+
 void run(std::string const& kind, int n, bool verbose, sdot::OptimalTransportOptions options,
-         sdot::PowerDiagramOptions diagram_options) {
+         sdot::PowerDiagramOptions diagram_options, int time_steps) {
   auto cloud = sdot_bench::make_cloud(kind, n);
   for (auto& w : cloud.w)
     w = 0;
@@ -103,6 +155,8 @@ void run(std::string const& kind, int n, bool verbose, sdot::OptimalTransportOpt
               s.linear_seconds, one_measure, seconds / one_measure, median(keep_seconds),
               median(solution_seconds));
   std::fflush(stdout);
+  if (time_steps > 0)
+    run_time_steps(cloud, result.weights, ot, time_steps, options, diagram_options, kind);
 }
 
 } // namespace
@@ -115,6 +169,7 @@ int main(int argc, char* argv[]) {
     sdot::PowerDiagramOptions diagram_options;
     std::vector<int> sizes;
     std::vector<std::string> kinds{"uniform", "clustered"};
+    int time_steps = 0;
     for (int a = 1; a < argc; ++a) {
       std::string const arg = argv[a];
       if (arg == "--verbose")
@@ -143,6 +198,8 @@ int main(int argc, char* argv[]) {
         diagram_options.nb_boxes = std::stoi(argv[++a]);
       else if (arg == "--cloud" && a + 1 < argc)
         kinds = {argv[++a]};
+      else if (arg == "--time-steps" && a + 1 < argc)
+        time_steps = std::stoi(argv[++a]);
       else
         sizes.push_back(std::stoi(arg));
     }
@@ -150,7 +207,7 @@ int main(int argc, char* argv[]) {
       sizes = {10000, 100000};
     for (int n : sizes)
       for (auto const& kind : kinds)
-        run(kind, n, verbose, options, diagram_options);
+        run(kind, n, verbose, options, diagram_options, time_steps);
   }
   return 0;
 }
