@@ -150,9 +150,9 @@ void sdot_recomputed_diagram(benchmark::State& state, std::string const& kind) {
 }
 
 /// sdot_moved/<cloud>/N: the diagram of the cloud at its weights, then, alternately, of its
-/// seeds moved by 0.05 seed spacings along a smooth field and back (a time step of a
-/// Lagrangian scheme), through set_positions() with warm_start: each from the neighbours of
-/// the one before. A new diagram of the same positions is timed in the same loop:
+/// seeds moved by up to 0.05 seed spacings along a smooth field (moved_along_field) and back (a
+/// time step of a Lagrangian scheme), through set_positions() with warm_start: each from the
+/// neighbours of the one before. A new diagram of the same positions is timed in the same loop:
 /// new_diagram_ns_per_cell and ratio_to_new_diagram. warm_fraction: the cells certified from
 /// their earlier neighbours.
 void sdot_moved_diagram(benchmark::State& state, std::string const& kind) {
@@ -160,14 +160,8 @@ void sdot_moved_diagram(benchmark::State& state, std::string const& kind) {
   sdot_test::Cloud cloud;
   if (!sdot_bench::make_cloud_or_skip(state, kind, n, cloud))
     return;
-  double const step = 0.05 / std::sqrt(double(n));
-  auto moved = cloud;
-  for (auto& x : moved.x) {
-    double const vx = std::sin(3 * x[1] + 1), vy = std::cos(2 * x[0]);
-    x[0] = std::fmin(1, std::fmax(0, x[0] + step * vx));
-    x[1] = std::fmin(1, std::fmax(0, x[1] + step * vy));
-  }
-  Kokkos::View<double* [2], Space::memory_space> positions[2] = {
+  auto const moved = sdot_test::moved_along_field(cloud, 0.05 / std::sqrt(double(n)), 1);
+  sdot::Points<Space::memory_space> positions[2] = {
       sdot_test::positions_view<Space::memory_space>(cloud),
       sdot_test::positions_view<Space::memory_space>(moved)};
   auto const weights = sdot_test::weights_view<Space::memory_space>(cloud);

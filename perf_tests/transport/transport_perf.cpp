@@ -11,10 +11,11 @@
 //   --aggregate-size K, --sweeps S, --omega W, --coarse-scale A, --coarsest-size M,
 //   --cycle C (1: V-cycle, 2: W-cycle): its settings;
 //   --nb-boxes K: the diagrams computed by K boxes (travelling cells) in this process
-//   --time-steps K: after the solve, K time steps: the seeds move by 0.05 spacings along a
-//   smooth field and the transport is solved again from the last weights, by the same solver
-//   given the new positions (set_positions) and, in the same step, by a new solver (a second
-//   JSON line: the median seconds of a step each way)
+//   --time-steps K: after the solve, K time steps: the seeds move by up to 0.05 spacings
+//   along a smooth field that vanishes on the square's sides (moved_along_field), and the
+//   transport is solved again from the last weights, by the same solver given the new
+//   positions (set_positions) and, in the same step, by a new solver (a second JSON line: the
+//   median seconds of a step each way)
 //
 // One JSON line per case on stdout. Not a pass/fail test: docs/transport.md gives the current
 // figures.
@@ -39,10 +40,9 @@ double median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
-/// Time steps after a solve: the seeds of `cloud` move by up to 0.05 spacings along a smooth
-/// field that vanishes on the square's sides each step, and the transport is solved again from the
-/// last weights by `ot` given the new positions, then by a new solver on them (from the same
-/// weights). One JSON line.
+/// Time steps after a solve: each step the seeds of `cloud` move by up to 0.05 spacings
+/// (moved_along_field), and the transport is solved again from the last weights by `ot` given
+/// the new positions, then by a new solver on them (from the same weights). One JSON line.
 void run_time_steps(sdot_test::Cloud cloud, Kokkos::View<double*> weights,
                     sdot::OptimalTransport<>& ot, int steps,
                     sdot::OptimalTransportOptions const& options,
@@ -54,14 +54,7 @@ void run_time_steps(sdot_test::Cloud cloud, Kokkos::View<double*> weights,
   std::vector<double> moved_seconds, new_seconds;
   int moved_newton = 0, new_newton = 0;
   for (int k = 1; k <= steps; ++k) {
-    // A field that vanishes on the square's sides: no seed leaves it or lands on a side.
-    double const pi = 3.141592653589793;
-    for (auto& x : cloud.x) {
-      double const vx = std::sin(pi * x[0]) * std::sin(3 * x[1] + k);
-      double const vy = std::sin(pi * x[1]) * std::cos(2 * x[0] + k);
-      x[0] += step * vx;
-      x[1] += step * vy;
-    }
+    cloud = sdot_test::moved_along_field(cloud, step, k);
     auto const positions = sdot_test::positions_view(cloud);
     Kokkos::Timer timer;
     ot.set_positions(positions);

@@ -125,6 +125,20 @@ inline Cloud displaced_cells_cloud(int n, unsigned seed) {
   return with_displacing_weights(clustered_cloud(n, seed), {0.2, 0.3}, 9, {0.1, -0.05}, seed);
 }
 
+/// The seeds of `c` moved by up to `step` along a smooth field (a time step of a Lagrangian
+/// scheme; `phase` turns the field) that vanishes on the unit square's sides: no seed leaves
+/// the square or lands on a side.
+inline Cloud moved_along_field(Cloud c, double step, int phase) {
+  double const pi = 3.141592653589793;
+  for (auto& x : c.x) {
+    double const vx = std::sin(pi * x[0]) * std::sin(3 * x[1] + phase);
+    double const vy = std::sin(pi * x[1]) * std::cos(2 * x[0] + phase);
+    x[0] += step * vx;
+    x[1] += step * vy;
+  }
+  return c;
+}
+
 template <class MemorySpace = Kokkos::DefaultExecutionSpace::memory_space>
 sdot::Points<MemorySpace> positions_view(Cloud const& c) {
   sdot::Points<MemorySpace> v("test::positions", c.x.size());

@@ -501,21 +501,6 @@ TEST(PowerDiagram, WarmStartCertifiesOrSearchesEveryCell) {
   EXPECT_EQ(stats[3].statistics.warm_cells, 1200); // the same weights: every cell certified
 }
 
-namespace {
-
-/// The positions of `c` moved by `step` along a smooth field (a time step of a Lagrangian
-/// scheme), kept in the unit square.
-Cloud moved_by(Cloud c, double step) {
-  for (auto& x : c.x) {
-    double const vx = std::sin(3 * x[1] + 1), vy = std::cos(2 * x[0]);
-    x[0] = std::fmin(1, std::fmax(0, x[0] + step * vx));
-    x[1] = std::fmin(1, std::fmax(0, x[1] + step * vy));
-  }
-  return c;
-}
-
-} // namespace
-
 TEST(PowerDiagram, NewPositionsGiveWhatANewDiagramGives) {
   // Time steps of seeds whose cells lie far from them (weights that trend as optimal
   // transport's), with and without warm_start, one box and several: each against brute force.
@@ -526,7 +511,8 @@ TEST(PowerDiagram, NewPositionsGiveWhatANewDiagramGives) {
   Cloud shuffled = c;
   std::mt19937 rng(92);
   std::shuffle(shuffled.x.begin(), shuffled.x.end(), rng);
-  std::vector<Cloud> steps{moved_by(c, 0.05 * spacing), moved_by(c, 0.2 * spacing), shuffled, c};
+  std::vector<Cloud> steps{moved_along_field(c, 0.05 * spacing, 1),
+                           moved_along_field(c, 0.2 * spacing, 1), shuffled, c};
   for (int boxes : {1, 3}) {
     for (bool warm : {true, false}) {
       SCOPED_TRACE(std::to_string(boxes) + " boxes, warm_start " + std::to_string(warm));

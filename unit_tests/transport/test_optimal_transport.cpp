@@ -145,10 +145,7 @@ TEST(OptimalTransport, NewPositionsSolveFromTheLastWeights) {
   double const spacing = 1 / std::sqrt(800.0);
   for (int step = 1; step <= 3; ++step) {
     SCOPED_TRACE("step " + std::to_string(step));
-    for (auto& x : c.x) {
-      x[0] = std::fmin(1, std::fmax(0, x[0] + 0.1 * spacing * std::sin(3 * x[1] + step)));
-      x[1] = std::fmin(1, std::fmax(0, x[1] + 0.1 * spacing * std::cos(2 * x[0] + step)));
-    }
+    c = moved_along_field(c, 0.1 * spacing, step);
     ot.set_positions(positions_view(c));
     result = ot.solve(result.weights);
     Solved const moved{to_vector(result.weights), to_vector(result.measures), result.statistics};
