@@ -480,6 +480,35 @@ struct PyPowerDiagram {
         },
         diagram.get());
   }
+  /// New weights for the same seeds: whole arrays for whole input, loom.spread blocks for
+  /// spread input (PowerDiagram::set_weights: the index, or the boxes, are kept).
+  void set_weights(py::object weights) {
+    std::visit(
+        [&](auto& d) {
+          if constexpr (std::decay_t<decltype(d)>::is_spread)
+            d.set_weights(spread_input<SpreadScalars>(weights, "weights"));
+          else {
+            if (py::isinstance<PySpread>(weights))
+              throw py::type_error("sdot.PowerDiagram.set_weights: the diagram was built from "
+                                   "whole arrays; the weights must be a whole array too");
+            d.set_weights(scalars_from(weights, "weights"));
+          }
+        },
+        diagram.get());
+  }
+  /// New positions and weights for the same seeds (whole input only:
+  /// PowerDiagram::set_positions; with warm_start the cells start from the last neighbours).
+  void set_positions(py::object positions, py::object weights) {
+    auto* d = std::get_if<WholeDiagram>(&diagram.get());
+    if (!d)
+      throw py::type_error("sdot.PowerDiagram.set_positions: spread input (loom.spread) has no "
+                           "new positions; build a new PowerDiagram");
+    if (py::isinstance<PySpread>(positions) || py::isinstance<PySpread>(weights))
+      throw py::type_error("sdot.PowerDiagram.set_positions: the diagram was built from whole "
+                           "arrays; the positions and weights must be whole arrays too");
+    d->set_positions(points_from(positions, "positions"), scalars_from(weights, "weights"));
+    tensors = tensors_from(positions);
+  }
   /// The cells as a list of [K, 2] vertex arrays, one per seed of this process.
   py::list cell_polygons() {
     auto polygons = std::visit([](auto& d) { return d.cell_polygons(); }, diagram.get());
@@ -502,10 +531,11 @@ struct PyPowerDiagram {
 };
 
 PyPowerDiagram make_power_diagram(py::object positions, py::object weights, py::object boundaries,
-                                  int nb_boxes, bool same_bits) {
+                                  int nb_boxes, bool same_bits, bool warm_start) {
   sdot::PowerDiagramOptions options;
   options.nb_boxes = nb_boxes;
   options.same_bits = same_bits;
+  options.warm_start = warm_start;
   auto const domain = half_spaces_from(boundaries);
   bool const spread_positions = py::isinstance<PySpread>(positions);
   bool const spread_weights = py::isinstance<PySpread>(weights);
@@ -569,6 +599,18 @@ struct PyOptimalTransport {
     out["measures"] = spread_result(measures, spread.ranks(), tensors);
     statistics(result.statistics);
     return out;
+  }
+  /// New positions for the same seeds (whole input only: OptimalTransport::set_positions).
+  void set_positions(py::object positions) {
+    auto* ot = std::get_if<sdot::OptimalTransport<Space>>(&transport.get());
+    if (!ot)
+      throw py::type_error("sdot.OptimalTransport.set_positions: spread input (loom.spread) has "
+                           "no new positions; build a new OptimalTransport");
+    if (py::isinstance<PySpread>(positions))
+      throw py::type_error("sdot.OptimalTransport.set_positions: the solver was built from whole "
+                           "arrays; the positions must be a whole array too");
+    ot->set_positions(points_from(positions, "positions"));
+    tensors = tensors_from(positions);
   }
 };
 
@@ -731,7 +773,11 @@ PYBIND11_MODULE(_sdot_loom, m) {
 
   py::class_<PyPowerDiagram>(m, "PowerDiagram")
       .def(py::init(&make_power_diagram), py::arg("positions"), py::arg("weights"),
-           py::arg("boundaries"), py::arg("nb_boxes") = 1, py::arg("same_bits") = false)
+           py::arg("boundaries"), py::arg("nb_boxes") = 1, py::arg("same_bits") = false,
+           py::arg("warm_start") = false)
+      .def("set_weights", &PyPowerDiagram::set_weights, py::arg("weights"))
+      .def("set_positions", &PyPowerDiagram::set_positions, py::arg("positions"),
+           py::arg("weights"))
       .def_property_readonly("measures", &PyPowerDiagram::measures)
       .def_property_readonly("centroids", &PyPowerDiagram::centroids)
       .def_property_readonly("cell_polygons", &PyPowerDiagram::cell_polygons);
@@ -740,5 +786,6 @@ PYBIND11_MODULE(_sdot_loom, m) {
       .def(py::init(&make_optimal_transport), py::arg("positions"), py::arg("masses"),
            py::arg("boundaries"), py::arg("nb_boxes") = 1,
            py::arg("tol") = sdot::OptimalTransportOptions{}.tol)
-      .def("solve", &PyOptimalTransport::solve, py::arg("initial_weights") = py::none());
+      .def("solve", &PyOptimalTransport::solve, py::arg("initial_weights") = py::none())
+      .def("set_positions", &PyOptimalTransport::set_positions, py::arg("positions"));
 }

@@ -1,5 +1,5 @@
 """Spread input under MPI (any process count): the measures against one process's whole
-diagram, the collective reductions, bad input on one process reported on every process, and
+diagram (also after new weights), the collective reductions, bad input on one process reported on every process, and
 optimal transport on spread seeds, and loom's operations."""
 import loom
 import numpy as np
@@ -30,6 +30,24 @@ assert abs(m.max() - whole.max()) <= 1e-15 and abs(m.min() - whole.min()) <= 1e-
 assert np.abs(loom.gather_to_host(m) - whole).max() <= 1e-15
 c = pd.centroids
 assert c.value.shape == (hi - lo, 2)
+
+# New weights for the same spread seeds (cells pushed far from their seeds): what one
+# process's whole diagram gives; a NaN among them on the last process only raises the same
+# ValueError everywhere, and changes nothing.
+far = 0.3 * positions[:, 0] + 0.05 * np.sin(9 * positions[:, 1])
+pd.set_weights(loom.spread(far[lo:hi], ranks))
+far_whole = sdot.PowerDiagram(positions, far, square).measures
+assert np.abs(loom.gather_to_host(pd.measures) - far_whole).max() <= 1e-14
+bad = far[lo:hi].copy()
+if rank == size - 1:
+    bad[-1] = np.nan
+try:
+    pd.set_weights(loom.spread(bad, ranks))
+    raise AssertionError("no error for a NaN weight in set_weights")
+except ValueError as error:
+    message = str(error)
+assert "3000" in message and all(other == message for other in comm.allgather(message)), message
+assert np.abs(loom.gather_to_host(pd.measures) - far_whole).max() <= 1e-14
 
 # spread_host: every process passes the whole array and keeps its block.
 pd = sdot.PowerDiagram(loom.spread_host(positions, ranks), loom.spread_host(weights, ranks),

@@ -202,6 +202,100 @@ def test_optimal_transport_reaches_the_target_masses():
         sdot.OptimalTransport(positions, masses * 2, sdot.box_half_spaces([0, 0], [1, 1]))
 
 
+@pytest.mark.parametrize("nb_boxes", [1, 3])
+@pytest.mark.parametrize("warm_start", [False, True])
+def test_new_weights_give_what_a_new_diagram_gives(nb_boxes, warm_start):
+    positions, weights = cloud(60, 12, 0)
+    square = sdot.box_half_spaces([0, 0], [1, 1])
+    pd = sdot.PowerDiagram(positions, weights, square, nb_boxes=nb_boxes, warm_start=warm_start)
+    np.testing.assert_allclose(pd.measures, brute_force(positions, weights)[0], rtol=0, atol=1e-13)
+    for scale in (1e-3, 0.05, 0.3):  # up to cells far from their seeds, some empty
+        weights = scale * positions[:, 0] + 0.1 * scale * np.sin(7 * positions[:, 1])
+        pd.set_weights(weights)
+        measures, centroids = brute_force(positions, weights)
+        np.testing.assert_allclose(pd.measures, measures, rtol=0, atol=1e-13)
+        full = measures > 1e-12
+        np.testing.assert_allclose(pd.centroids[full], centroids[full], rtol=0, atol=1e-10)
+        if not warm_start:  # the same computation as a new diagram's: the same bits
+            new = sdot.PowerDiagram(positions, weights, square, nb_boxes=nb_boxes)
+            np.testing.assert_array_equal(pd.measures, new.measures)
+    assert (measures == 0).any()
+    with pytest.raises(ValueError, match="17"):
+        bad = weights.copy()
+        bad[17] = np.inf
+        pd.set_weights(bad)
+    with pytest.raises(ValueError):
+        pd.set_weights(weights[:10])
+    np.testing.assert_allclose(pd.measures, measures, rtol=0, atol=1e-13)  # nothing changed
+
+
+@pytest.mark.parametrize("warm_start", [False, True])
+def test_new_positions_give_what_a_new_diagram_gives(warm_start):
+    positions, _ = cloud(80, 13, 0)
+    square = sdot.box_half_spaces([0, 0], [1, 1])
+    weights = 0.2 * positions[:, 0]  # cells pushed away from their seeds
+    pd = sdot.PowerDiagram(positions, weights, square, warm_start=warm_start)
+    pd.measures
+    rng = np.random.default_rng(14)
+    for step in (0.01, 0.1):
+        positions = np.clip(positions + step * (rng.random(positions.shape) - 0.5), 0, 1)
+        weights = 0.2 * positions[:, 0]
+        pd.set_positions(positions, weights)
+        measures, centroids = brute_force(positions, weights)
+        np.testing.assert_allclose(pd.measures, measures, rtol=0, atol=1e-13)
+        full = measures > 1e-12
+        np.testing.assert_allclose(pd.centroids[full], centroids[full], rtol=0, atol=1e-10)
+    with pytest.raises(ValueError, match="80"):
+        pd.set_positions(positions[:40], weights[:40])
+    with pytest.raises(ValueError, match="shape"):
+        pd.set_positions(np.zeros((80, 3)), weights)
+    np.testing.assert_allclose(pd.measures, measures, rtol=0, atol=1e-13)  # nothing changed
+
+
+def test_spread_diagrams_take_new_weights_not_new_positions():
+    positions, weights = cloud(500, 15, 0)
+    square = sdot.box_half_spaces([0, 0], [1, 1])
+    ranks = loom.BoxRanks(3)
+    pd = sdot.PowerDiagram(loom.spread_host(positions, ranks), loom.spread_host(weights, ranks),
+                           square)
+    weights = 0.05 * positions[:, 1]
+    pd.set_weights(loom.spread_host(weights, ranks))
+    np.testing.assert_allclose(loom.gather_to_host(pd.measures),
+                               sdot.PowerDiagram(positions, weights, square).measures, rtol=0,
+                               atol=1e-15)
+    with pytest.raises(TypeError, match="spread"):
+        pd.set_weights(weights)
+    with pytest.raises(TypeError, match="new PowerDiagram"):
+        pd.set_positions(loom.spread_host(positions, ranks), loom.spread_host(weights, ranks))
+    whole = sdot.PowerDiagram(positions, weights, square)
+    with pytest.raises(TypeError, match="whole"):
+        whole.set_weights(loom.spread_host(weights, ranks))
+
+
+def test_optimal_transport_after_the_seeds_moved():
+    positions, _ = cloud(400, 16, 0)
+    positions = 0.2 + 0.3 * positions
+    masses = np.full(400, 1 / 400)
+    square = sdot.box_half_spaces([0, 0], [1, 1])
+    ot = sdot.OptimalTransport(positions, masses, square)
+    weights = ot.solve()["weights"]
+    for k in range(2):  # two time steps, each solved from the last weights
+        positions = positions + 0.002 * np.sin(9 * positions[:, ::-1] + k)
+        ot.set_positions(positions)
+        result = ot.solve(weights)
+        np.testing.assert_allclose(result["measures"], masses, rtol=0, atol=1e-9)
+        np.testing.assert_allclose(brute_force(positions, result["weights"])[0], masses, rtol=0,
+                                   atol=1e-9)
+        weights = result["weights"]
+    with pytest.raises(ValueError, match="400"):
+        ot.set_positions(positions[:100])
+    ranks = loom.BoxRanks(2)
+    spread = sdot.OptimalTransport(loom.spread_host(positions, ranks),
+                                   loom.spread_host(masses, ranks), square)
+    with pytest.raises(TypeError, match="new OptimalTransport"):
+        spread.set_positions(positions)
+
+
 def test_tensors_in_give_tensors_out():
     torch = pytest.importorskip("torch")
     positions, weights = cloud(300, 11, 1e-3)
