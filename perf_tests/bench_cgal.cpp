@@ -57,5 +57,7 @@ void cgal_regular_triangulation(benchmark::State& state, std::string const& kind
 
 [[maybe_unused]] int const registered =
     sdot_bench::register_cloud_benchmarks("cgal", cgal_regular_triangulation);
+[[maybe_unused]] int const registered_spread =
+    sdot_bench::register_spread_benchmarks("cgal", cgal_regular_triangulation);
 
 } // namespace

@@ -3,15 +3,18 @@
 //
 // A kind is a cloud ("uniform", "clustered") optionally followed by "@transport": the same
 // positions with the weights that solve the optimal transport problem towards uniform target
-// masses (each cell 1/N of the square). Those weights are solved once and kept in
-// SDOT_BENCHMARK_WEIGHTS_DIR (a folder of the build tree; the environment variable of that
-// name overrides it), as <cloud>-<N>-<hash of the positions>.bin: N doubles in the input order.
+// masses (each cell 1/N of the square); "@transport*s": those weights times s (s = 0: zero
+// weights, s = 1: the solution; s > 1 spreads them further, emptying cells). Those weights are
+// solved once and kept in SDOT_BENCHMARK_WEIGHTS_DIR (a folder of the build tree; the environment
+// variable of that name overrides it), as <cloud>-<N>-<hash of the positions>.bin: N doubles in the
+// input order.
 #include <clouds.hpp>
 #include <sdot/power_diagram.hpp>
 #ifdef SDOT_ENABLE_KOKKOS_KERNELS
 #include <sdot/optimal_transport.hpp>
 #endif
 
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -95,15 +98,29 @@ inline std::vector<double> transport_weights(std::string const& kind, sdot_test:
 #endif
 }
 
-/// The cloud of `kind` ("uniform", "clustered", each optionally followed by "@transport").
+/// The cloud of `kind` ("uniform", "clustered", each optionally followed by "@transport" or
+/// "@transport*s").
 inline sdot_test::Cloud make_cloud(std::string const& kind, int n) {
   auto const at = kind.find('@');
   auto cloud = make_base_cloud(kind.substr(0, at), n);
   if (at == std::string::npos)
     return cloud;
-  if (kind.substr(at) != "@transport")
-    throw std::invalid_argument("sdot benchmarks: unknown weights '" + kind.substr(at) + "'");
+  std::string const weights = kind.substr(at);
+  std::string const transport = "@transport";
+  double scale = 1;
+  bool known = weights.compare(0, transport.size(), transport) == 0;
+  if (known && weights.size() > transport.size()) {
+    std::string const factor = weights.substr(transport.size());
+    char* end = nullptr;
+    scale = factor[0] == '*' ? std::strtod(factor.c_str() + 1, &end) : 0;
+    known = factor[0] == '*' && factor.size() > 1 && end == factor.c_str() + factor.size() &&
+            std::isfinite(scale) && scale >= 0;
+  }
+  if (!known)
+    throw std::invalid_argument("sdot benchmarks: unknown weights '" + weights + "'");
   cloud.w = transport_weights(kind.substr(0, at), cloud);
+  for (auto& w : cloud.w)
+    w *= scale;
   return cloud;
 }
 

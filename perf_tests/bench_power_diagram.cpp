@@ -1,6 +1,7 @@
 // sdot's power diagram on one process: N = 1e4, 1e5, 1e6 uniform seeds (weights U[0, 1/N])
 // and a clustered cloud, in the unit square, and the same positions at optimal-transport
-// weights ("@transport", see bench_clouds.hpp). Counters: ns_per_cell (the whole diagram:
+// weights ("@transport", see bench_clouds.hpp), also scaled by 0.1, 0.3 and 3
+// ("@transport*s", N = 1e4 and 1e5). Counters: ns_per_cell (the whole diagram:
 // index and cells), cells_ns_per_cell (the cell kernel alone), the diagram's statistics, and
 // the peak memory per seed (see memory_probe.hpp). At transport weights, the diagram of the
 // same positions at zero weights is timed in the same loop, alternately:
@@ -177,6 +178,8 @@ void sdot_moved_diagram(benchmark::State& state, std::string const& kind) {
 
 [[maybe_unused]] int const registered =
     sdot_bench::register_cloud_benchmarks("sdot", sdot_power_diagram);
+[[maybe_unused]] int const registered_spread =
+    sdot_bench::register_spread_benchmarks("sdot", sdot_power_diagram);
 [[maybe_unused]] int const registered_moved =
     sdot_bench::register_cloud_benchmarks("sdot_moved", sdot_moved_diagram);
 [[maybe_unused]] int const registered_recomputed =

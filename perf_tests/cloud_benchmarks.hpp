@@ -14,6 +14,12 @@ namespace sdot_bench {
 inline constexpr char const* cloud_kinds[] = {"uniform", "clustered", "uniform@transport",
                                               "clustered@transport"};
 
+/// The transport weights scaled (bench_clouds.hpp): how the cost grows with the spread of the
+/// weights, from the solution's tenth to three times it.
+inline constexpr char const* spread_kinds[] = {"uniform@transport*0.1",   "uniform@transport*0.3",
+                                               "uniform@transport*3",     "clustered@transport*0.1",
+                                               "clustered@transport*0.3", "clustered@transport*3"};
+
 /// make_cloud() for a benchmark: a cloud that cannot be made (say, transport weights for a cloud
 /// with coincident seeds, which the solver refuses) skips the benchmark with the reason instead
 /// of ending the whole run. Returns false when skipped.
@@ -37,6 +43,20 @@ int register_cloud_benchmarks(std::string const& prefix, Run run) {
                                  [run, kind](benchmark::State& state) { run(state, kind); })
         ->RangeMultiplier(10)
         ->Range(10000, 1000000)
+        ->Unit(benchmark::kMillisecond)
+        ->UseRealTime();
+  return 0;
+}
+
+/// Registers `prefix`/<kind> for every kind of spread_kinds, N = 1e4 and 1e5, as
+/// register_cloud_benchmarks() does.
+template <class Run>
+int register_spread_benchmarks(std::string const& prefix, Run run) {
+  for (char const* kind : spread_kinds)
+    benchmark::RegisterBenchmark((prefix + "/" + kind).c_str(),
+                                 [run, kind](benchmark::State& state) { run(state, kind); })
+        ->RangeMultiplier(10)
+        ->Range(10000, 100000)
         ->Unit(benchmark::kMillisecond)
         ->UseRealTime();
   return 0;
