@@ -117,8 +117,8 @@ struct PowerDiagramStatistics {
   /// warm_start: cells kept from their earlier neighbours' clipping (several ranks: first-round
   /// cells, over all the ranks)
   int warm_cells = 0;
-  /// warm_start: certifications that sent cells to the search (several ranks: the most of one
-  /// box)
+  /// warm_start: certifications that sent cells to be built again, widened or by the search
+  /// (several ranks: the most of one box)
   int warm_rounds = 0;
   /// The spatial index (one rank), or the boxes and their indexes (several), kept from the
   /// computation before (set_weights()): only the weights and their bounds were updated.
@@ -454,6 +454,8 @@ private:
   /// the cells are predicted more than a grid step from their seeds (detail::predicted_far)
   static constexpr int moved_start_fraction = 10;
   Kokkos::View<int*, memory_space> slot_of_index_; ///< warm_start: tree_.index inverted
+  /// warm_start: the next cells from their neighbours' neighbours at once (WarmReport)
+  bool warm_widen_first_ = false;
   PowerDiagramStatistics statistics_;
   std::int64_t first_global_index_ = 0;
   bool computed_ = false;
@@ -626,7 +628,10 @@ void PowerDiagram<ExecutionSpace, Input>::compute_one_box() {
     auto const from_neighbours = detail::build_cells_from_neighbours(
         space_, tree_, const_domain_vertices(), const_domain_labels(), options_.vertex_capacity,
         outputs_, kept_, neighbours_, Kokkos::View<int const*, memory_space>(slot_of_index_),
-        domain_.area, domain_length(), abandon, [this] { update_weight_bounds(); });
+        domain_.area, domain_length(), abandon, [this] { update_weight_bounds(); },
+        warm_widen_first_);
+    if (!from_neighbours.cells.abandoned)
+      warm_widen_first_ = from_neighbours.widen_next;
     report = from_neighbours.cells;
     built = from_neighbours.certified || from_neighbours.cells.abandoned;
     // else all built again

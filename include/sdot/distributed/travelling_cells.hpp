@@ -970,9 +970,10 @@ public:
         auto const warm = build_cells_from_neighbours(
             space_, tree, domain_vertices_, domain_labels_, capacity, out, kept[l], box_graphs_[l],
             Kokkos::View<int const*, memory_space>(box_slot_of_[l]), domain_area_, domain_length_,
-            abandon_);
+            abandon_, {}, box_widen_first_[l] != 0);
         if (warm.cells.abandoned)
           return;
+        box_widen_first_[l] = warm.widen_next;
         built = warm.certified;
         box_warm_cells_ += built ? warm.warm_cells : 0;
         box_warm_rounds_ = std::max(box_warm_rounds_, warm.rounds);
@@ -995,6 +996,7 @@ public:
   void number_box_rows() {
     int const local = ranks_.local_count();
     box_graphs_.assign(local, NeighbourGraph<memory_space>{});
+    box_widen_first_.assign(local, 0);
     box_slot_of_.assign(local, Kokkos::View<int*, memory_space>());
     row_gids_ = Kokkos::View<int*, memory_space>(
         Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::travel::row_gids"),
@@ -1854,6 +1856,7 @@ private:
   // global index of each forest row.
   SlotPolygons<memory_space> box_cells_;
   std::vector<NeighbourGraph<memory_space>> box_graphs_;
+  std::vector<char> box_widen_first_; ///< each box's next cells widened at once (WarmReport)
   std::vector<Kokkos::View<int*, memory_space>> box_slot_of_;
   Kokkos::View<int*, memory_space> row_gids_;
   long box_warm_cells_ = 0;

@@ -1,9 +1,9 @@
 #pragma once
 // Cells from the neighbours of an earlier computation of the same seeds
 // (PowerDiagramOptions::warm_start): each cell is the domain clipped by the seeds of its earlier
-// neighbouring cells and of theirs, then certified against its neighbours' cells; the cells
-// that fail are built by the search (clip_by_tree), and the certification is repeated around
-// them until no cell fails.
+// neighbouring cells, then certified against its neighbours' cells; a cell that fails is built
+// again from its earlier neighbours and theirs, and if it fails again, by the search
+// (clip_by_tree). The certification is repeated until no cell fails.
 //
 // Why the result is exact: a cell clipped by some of the bisectors contains the true cell.
 // When every edge between two seeds' cells is also an edge of the other cell, with the same
@@ -127,21 +127,32 @@ NeighbourGraph<MemorySpace> renumbered_graph(ExecutionSpace const& space,
 enum WarmState : int {
   warm_cell = 0,      ///< built from the earlier neighbours, certified so far
   cell_to_search = 1, ///< to be built by the search
-  searched_cell = 2   ///< built by the search
+  searched_cell = 2,  ///< built by the search
+  cell_to_widen = 3,  ///< to be built again from the earlier neighbours and theirs
+  widened_cell = 4    ///< built from the earlier neighbours and theirs, certified so far
 };
 
-/// Builds the cell of each tree slot from its earlier neighbours and theirs (the first ones
-/// first: the cell is then nearly final, and most of the others leave it unchanged). A seed
-/// without earlier neighbours (its cell was empty, or had no slot), or whose cell overflows
-/// or has more vertices than a slot holds, is left to the search.
+/// Builds the cell of each tree slot (or of each slot of `items`, when given) from its earlier
+/// neighbours, and with `widen` from their neighbours too (the first ones first: the cell is
+/// then nearly final, and most of the others leave it unchanged). Most cells keep their
+/// neighbours from one computation to the next, so the first build takes the neighbours only
+/// (after a small change of the weights the neighbours' neighbours cut almost no cell, and
+/// testing them is most of the build's time); those whose certification fails are widened. A
+/// seed without earlier neighbours (its cell was empty, or had no slot), or whose cell
+/// overflows or has more vertices than a slot holds, is left to the search.
 template <class MemorySpace>
 struct WarmCellsStep {
   CellsFunctor<MemorySpace> cells; ///< the outputs (no polygon output) and `abandon`
   SlotPolygons<MemorySpace> kept;
   NeighbourGraph<MemorySpace> graph;
-  Kokkos::View<int*, MemorySpace> state; ///< by tree slot (WarmState)
+  Kokkos::View<int*, MemorySpace> state;       ///< by tree slot (WarmState)
+  Kokkos::View<int const*, MemorySpace> items; ///< the slots to build (empty: every slot)
+  bool widen = false;                          ///< with the neighbours' neighbours
+  /// With `widen`: counts the cells that a neighbour's neighbour cut.
+  Kokkos::View<int, MemorySpace> cut_by_second_ring = {};
 
-  KOKKOS_FUNCTION void operator()(Polygon& cell, int s) const {
+  KOKKOS_FUNCTION void operator()(Polygon& cell, int item) const {
+    int const s = items.extent(0) ? items(item) : item;
     SeedTree<MemorySpace> const& tree = cells.tree;
     int const index = tree.index(s);
     Seed const me = tree.seeds(s);
@@ -162,13 +173,21 @@ struct WarmCellsStep {
       stop = clip_by_slot(graph.slots(k), false);
     // The neighbours' neighbours: the first ones and some others come several times (an edge
     // already made by a seed is left as it is).
-    for (int k = begin; k < end && !stop; ++k) {
-      int const j = graph.slots(k);
-      for (int q = graph.offsets(j); q < graph.offsets(j + 1) && !stop; ++q) {
-        int const t = graph.slots(q);
-        if (t != s)
-          stop = clip_by_slot(t, true);
+    if (widen && !stop) {
+      ClipResult const by_first_ring = result;
+      result = ClipResult::unchanged;
+      for (int k = begin; k < end && !stop; ++k) {
+        int const j = graph.slots(k);
+        for (int q = graph.offsets(j); q < graph.offsets(j + 1) && !stop; ++q) {
+          int const t = graph.slots(q);
+          if (t != s)
+            stop = clip_by_slot(t, true);
+        }
       }
+      if (result != ClipResult::unchanged && cut_by_second_ring.data())
+        Kokkos::atomic_add(cut_by_second_ring.data(), 1);
+      if (result == ClipResult::unchanged)
+        result = by_first_ring;
     }
     if (result == ClipResult::overflow || cell.size > kept.capacity) {
       state(s) = cell_to_search;
@@ -178,9 +197,15 @@ struct WarmCellsStep {
     // below for the true cell too.
     cells.finish(cell, seed);
     keep_in_slot(kept, s, me, cell);
-    state(s) = warm_cell;
+    state(s) = widen ? widened_cell : warm_cell;
   }
 };
+
+/// Whether a cell in WarmState `state` was built from the earlier neighbours (and is certified
+/// so far).
+KOKKOS_INLINE_FUNCTION bool is_warm(int state) {
+  return state == warm_cell || state == widened_cell;
+}
 
 /// Compares each edge of a kept cell between two seeds with the same edge of the other seed's
 /// cell; where they differ (or the other cell has no slot), the warm cells of the two are
@@ -191,11 +216,14 @@ struct CertifyEdges {
   SlotPolygons<MemorySpace> kept;
   Kokkos::View<int const*, MemorySpace> slot_of;
   Kokkos::View<int const*, MemorySpace> state;
-  Kokkos::View<int*, MemorySpace> redo; ///< by tree slot
-  double length = 0;                    ///< the diagonal of the domain's bounding box
+  Kokkos::View<int*, MemorySpace> redo;        ///< by tree slot
+  double length = 0;                           ///< the diagonal of the domain's bounding box
+  Kokkos::View<int const*, MemorySpace> items; ///< the slots to certify (empty: every slot)
+  Kokkos::View<int*, MemorySpace> check; ///< by tree slot: the ends of a disagreeing edge marked
 
   /// Called once every cell is built (warm or searched).
-  KOKKOS_FUNCTION void operator()(int s) const {
+  KOKKOS_FUNCTION void operator()(int item) const {
+    int const s = items.extent(0) ? items(item) : item;
     int const own_state = state(s);
     int const i = tree.index(s);
     int const size = kept.counts(s);
@@ -230,9 +258,14 @@ struct CertifyEdges {
         }
       if (same)
         continue;
-      if (own_state == warm_cell)
+      // Both are certified again next round, whatever is built again (see the loop).
+      if (check.data()) {
+        sdot::compat::atomic_max(&check(s), 1);
+        sdot::compat::atomic_max(&check(t), 1);
+      }
+      if (is_warm(own_state))
         sdot::compat::atomic_max(&redo(s), 1);
-      if (state(t) == warm_cell)
+      if (is_warm(state(t)))
         sdot::compat::atomic_max(&redo(t), 1);
     }
   }
@@ -243,7 +276,12 @@ struct WarmReport {
   CellsReport cells;
   bool certified = false; ///< false: the cells do not tile the domain, build them all again
   int warm_cells = 0;     ///< cells kept from the neighbours' clipping
-  int rounds = 0;         ///< certifications that sent cells to the search
+  int rounds = 0;         ///< certifications that sent cells to be widened or searched
+  /// Whether the next computation had better build every cell from its neighbours' neighbours
+  /// at once: here more than a twelfth of the cells needed them (a cell missing a neighbour
+  /// fails its certification with the neighbours whose edges it overlaps: about three cells
+  /// built again each), or more than a quarter failed the first certification.
+  bool widen_next = false;
 };
 
 /// Builds the cells of `tree` from the neighbour graph of an earlier computation (see the top
@@ -260,7 +298,7 @@ WarmReport build_cells_from_neighbours(
     int capacity, CellOutputs<MemorySpace> const& out, SlotPolygons<MemorySpace>& kept,
     NeighbourGraph<MemorySpace> const& graph, Kokkos::View<int const*, MemorySpace> slot_of,
     double domain_area, double domain_length, AbandonBelow<MemorySpace> const& abandon = {},
-    std::function<void()> const& before_search = {}) {
+    std::function<void()> const& before_search = {}, bool widen_first = false) {
   using Policy = Kokkos::RangePolicy<ExecutionSpace>;
   sdot::compat::ScopedRegion region("sdot::build_cells_from_neighbours");
   int const n = tree.size;
@@ -276,13 +314,34 @@ WarmReport build_cells_from_neighbours(
   CellOutputs<MemorySpace> plain = out;
   plain.polygon_offsets = {};
   CellsFunctor<MemorySpace> step{tree, domain_vertices, domain_labels, {}, plain, {}, abandon};
-  for_each_cell(space, "sdot::warm::cells", WarmCellsStep<MemorySpace>{step, kept, graph, state}, n,
-                inline_capacity);
+  Kokkos::View<int, MemorySpace> cut_by_second_ring(
+      Kokkos::view_alloc(space, "sdot::warm::cut_by_second_ring"));
+  for_each_cell(
+      space, "sdot::warm::cells",
+      WarmCellsStep<MemorySpace>{step, kept, graph, state, {}, widen_first, cut_by_second_ring}, n,
+      inline_capacity);
   report.cells.final_capacity = inline_capacity;
   int overflow_capacity = inline_capacity;
-  constexpr int max_rounds = 4; // then every cell left goes to the search
+  // Then every cell left goes to the search. A round after the first certifies only the cells
+  // around those built again, and a cell whose seed takes cells away from far seeds fails one
+  // ring of neighbours further each round.
+  constexpr int max_rounds = 8;
+  Kokkos::View<int*, MemorySpace> check(Kokkos::view_alloc(space, "sdot::warm::check"), n);
+  Kokkos::View<int const*, MemorySpace> to_check; // empty: every cell
   bool searched = false;
   while (true) {
+    if (abandoned(space, abandon)) {
+      report.cells.abandoned = true;
+      return report;
+    }
+    // The cells to widen: built again from their neighbours' neighbours too.
+    auto const to_widen = items_where(
+        space, "sdot::warm::to_widen", n,
+        KOKKOS_LAMBDA(int s) { return state(s) == cell_to_widen; });
+    if (to_widen.extent(0) > 0)
+      for_each_cell(space, "sdot::warm::widened_cells",
+                    WarmCellsStep<MemorySpace>{step, kept, graph, state, to_widen, true},
+                    static_cast<int>(to_widen.extent(0)), inline_capacity);
     if (abandoned(space, abandon)) {
       report.cells.abandoned = true;
       return report;
@@ -319,36 +378,77 @@ WarmReport build_cells_from_neighbours(
         return report;
       }
     }
-    // Certify: the warm cells whose edges disagree with their neighbours' go to the search.
-    Kokkos::parallel_for(
-        "sdot::warm::certify", Policy(space, 0, n),
-        CertifyEdges<MemorySpace>{tree, kept, slot_of, state, redo, domain_length});
+    // Certify: the warm cells whose edges disagree with their neighbours' are widened, or
+    // searched when they were widened already. After the first round, only the cells built
+    // again, their neighbours before, and the cells that had a disagreeing edge: a cell with a
+    // disagreeing edge now is one of them (if it was not built again, that edge either
+    // disagreed the round before, or agreed with a cell that was built again, whose old
+    // polygon then had the edge).
+    int const checked = to_check.extent(0) ? static_cast<int>(to_check.extent(0)) : n;
+    Kokkos::parallel_for("sdot::warm::certify", Policy(space, 0, checked),
+                         CertifyEdges<MemorySpace>{tree, kept, slot_of, state, redo, domain_length,
+                                                   to_check, check});
+    // The first round's failures are widened, later ones searched: a cell that fails once its
+    // neighbours were built again lies where the weights moved the cells most.
+    bool const first_round = report.rounds == 0;
     int failed = 0;
     Kokkos::parallel_reduce(
         "sdot::warm::failed", Policy(space, 0, n),
         KOKKOS_LAMBDA(int s, int& c) {
           if (redo(s)) {
-            state(s) = cell_to_search;
+            state(s) = state(s) == warm_cell && first_round ? cell_to_widen : cell_to_search;
             redo(s) = 0;
             ++c;
           }
         },
         failed);
+    if (report.rounds == 0 && !widen_first)
+      report.widen_next = failed > n / 4;
     if (failed == 0)
       break;
     ++report.rounds;
-    // Many rounds, or the weights changed much: every warm cell left goes to the search now.
-    if (report.rounds >= max_rounds || failed > n / 4)
+    // The weights changed much (many cells failed): after a first build from the neighbours
+    // alone, every cell is widened, as it would have been built from the start; otherwise,
+    // or after many rounds, every warm cell left goes to the search now.
+    bool const many = failed > n / 4;
+    bool const widen_the_rest = many && first_round && !widen_first;
+    bool const search_the_rest = report.rounds >= max_rounds || (many && !widen_the_rest);
+    if (widen_the_rest || search_the_rest)
       Kokkos::parallel_for(
-          "sdot::warm::search_the_rest", Policy(space, 0, n), KOKKOS_LAMBDA(int s) {
-            if (state(s) == warm_cell)
-              state(s) = cell_to_search;
+          "sdot::warm::rebuild_the_rest", Policy(space, 0, n), KOKKOS_LAMBDA(int s) {
+            int const now = state(s);
+            if (search_the_rest ? is_warm(now) || now == cell_to_widen : now == warm_cell)
+              state(s) = search_the_rest ? cell_to_search : cell_to_widen;
           });
+    // The next round certifies the cells to build again and their neighbours now (marked
+    // before the cells change), with those the certification marked.
+    Kokkos::parallel_for(
+        "sdot::warm::mark_checks", Policy(space, 0, n), KOKKOS_LAMBDA(int s) {
+          int const now = state(s);
+          if (now != cell_to_widen && now != cell_to_search)
+            return;
+          check(s) = 1;
+          std::size_t const begin = std::size_t(s) * std::size_t(kept.capacity);
+          for (int k = 0; k < kept.counts(s); ++k) {
+            int const j = kept.labels(begin + k);
+            if (j >= 0)
+              sdot::compat::atomic_max(&check(slot_of(j)), 1);
+          }
+        });
+    to_check = items_where(
+        space, "sdot::warm::to_check", n, KOKKOS_LAMBDA(int s) { return check(s) != 0; });
+    Kokkos::deep_copy(space, check, 0);
   }
   report.cells.final_capacity = overflow_capacity;
+  if (widen_first) {
+    int cut = 0;
+    Kokkos::deep_copy(space, cut, cut_by_second_ring);
+    space.fence();
+    report.widen_next = cut > n / 12;
+  }
   Kokkos::parallel_reduce(
       "sdot::warm::count_warm", Policy(space, 0, n),
-      KOKKOS_LAMBDA(int s, int& c) { c += state(s) == warm_cell; }, report.warm_cells);
+      KOKKOS_LAMBDA(int s, int& c) { c += is_warm(state(s)); }, report.warm_cells);
   report.certified =
       sdot::compat::fabs(measures_sum(space, out.measures) - domain_area) <= 1e-9 * domain_area;
   list_unslotted_cells(space, tree, kept, overflow_capacity);
