@@ -34,32 +34,31 @@ inline bool make_cloud_or_skip(benchmark::State& state, std::string const& kind,
   }
 }
 
-/// Registers `prefix`/<kind> for every cloud kind, N = 1e4, 1e5 and 1e6, in milliseconds of
-/// real time: `run(state, kind)`. Returns 0, to initialise a namespace-scope constant with.
-template <class Run>
-int register_cloud_benchmarks(std::string const& prefix, Run run) {
-  for (char const* kind : cloud_kinds)
+/// Registers `prefix`/<kind> for every kind of `kinds`, N = 1e4, 1e5, … up to `largest`, in
+/// milliseconds of real time: `run(state, kind)`. Returns 0, to initialise a namespace-scope
+/// constant with.
+template <class Kinds, class Run>
+int register_benchmarks(std::string const& prefix, Kinds const& kinds, int largest, Run run) {
+  for (char const* kind : kinds)
     benchmark::RegisterBenchmark((prefix + "/" + kind).c_str(),
                                  [run, kind](benchmark::State& state) { run(state, kind); })
         ->RangeMultiplier(10)
-        ->Range(10000, 1000000)
+        ->Range(10000, largest)
         ->Unit(benchmark::kMillisecond)
         ->UseRealTime();
   return 0;
 }
 
-/// Registers `prefix`/<kind> for every kind of spread_kinds, N = 1e4 and 1e5, as
-/// register_cloud_benchmarks() does.
+/// register_benchmarks() for every cloud kind, N = 1e4, 1e5 and 1e6.
+template <class Run>
+int register_cloud_benchmarks(std::string const& prefix, Run run) {
+  return register_benchmarks(prefix, cloud_kinds, 1000000, run);
+}
+
+/// register_benchmarks() for every kind of spread_kinds, N = 1e4 and 1e5.
 template <class Run>
 int register_spread_benchmarks(std::string const& prefix, Run run) {
-  for (char const* kind : spread_kinds)
-    benchmark::RegisterBenchmark((prefix + "/" + kind).c_str(),
-                                 [run, kind](benchmark::State& state) { run(state, kind); })
-        ->RangeMultiplier(10)
-        ->Range(10000, 100000)
-        ->Unit(benchmark::kMillisecond)
-        ->UseRealTime();
-  return 0;
+  return register_benchmarks(prefix, spread_kinds, 100000, run);
 }
 
 } // namespace sdot_bench

@@ -259,10 +259,8 @@ struct CertifyEdges {
       if (same)
         continue;
       // Both are certified again next round, whatever is built again (see the loop).
-      if (check.data()) {
-        sdot::compat::atomic_max(&check(s), 1);
-        sdot::compat::atomic_max(&check(t), 1);
-      }
+      sdot::compat::atomic_max(&check(s), 1);
+      sdot::compat::atomic_max(&check(t), 1);
       if (is_warm(own_state))
         sdot::compat::atomic_max(&redo(s), 1);
       if (is_warm(state(t)))
@@ -402,7 +400,7 @@ WarmReport build_cells_from_neighbours(
           }
         },
         failed);
-    if (report.rounds == 0 && !widen_first)
+    if (first_round && !widen_first)
       report.widen_next = failed > n / 4;
     if (failed == 0)
       break;
