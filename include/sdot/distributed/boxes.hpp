@@ -77,12 +77,20 @@ struct NodeBounds {
   double width(int k, int axis) const { return highs[2 * k + axis] + lows[2 * k + axis]; }
 };
 
-/// Collective: the NodeBounds of the `nb_nodes` nodes.
+/// Collective: the NodeBounds of the `nb_nodes` nodes. Each team of threads gathers the bounds
+/// of its seeds' nodes in its scratch memory, then adds them to the nodes' with one atomic per
+/// node and value: atomics straight from every seed onto the few nodes of the first levels
+/// would serialise on a GPU. (Minima, maxima and counts: the same result in any order.)
 template <class ExecutionSpace, class MemorySpace>
 NodeBounds node_bounds(ExecutionSpace const& space, loom::Ranks const& ranks,
                        ConstPoints<MemorySpace> positions, Kokkos::View<int*, MemorySpace> node_of,
                        int nb_nodes) {
   using Policy = Kokkos::RangePolicy<ExecutionSpace>;
+  using TeamPolicy = Kokkos::TeamPolicy<ExecutionSpace>;
+  using Scratch = typename ExecutionSpace::scratch_memory_space;
+  using ScratchBounds =
+      Kokkos::View<double* [4], Kokkos::LayoutRight, Scratch, Kokkos::MemoryUnmanaged>;
+  using ScratchCounts = Kokkos::View<std::int64_t*, Scratch, Kokkos::MemoryUnmanaged>;
   int const n = static_cast<int>(positions.extent(0));
   Kokkos::View<double**, Kokkos::LayoutRight, MemorySpace> bounds(
       Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::boxes::bounds"), nb_nodes, 4);
@@ -96,16 +104,47 @@ NodeBounds node_bounds(ExecutionSpace const& space, loom::Ranks const& ranks,
         bounds(k, 2) = -inf;
         bounds(k, 3) = -inf;
       });
+  constexpr int seeds_per_team = 4096;
+  int const teams = (n + seeds_per_team - 1) / seeds_per_team;
+  std::size_t const bytes =
+      ScratchBounds::shmem_size(nb_nodes) + ScratchCounts::shmem_size(nb_nodes);
+  int const level = bytes <= 16384 ? 0 : 1; // beyond: scratch in the device's global memory
   Kokkos::parallel_for(
-      "sdot::boxes::bounds", Policy(space, 0, n), KOKKOS_LAMBDA(int i) {
-        int const k = node_of(i);
-        if (k < 0)
-          return;
-        Kokkos::atomic_add(&counts(k), std::int64_t(1));
-        sdot::compat::atomic_min(&bounds(k, 0), positions(i, 0));
-        sdot::compat::atomic_min(&bounds(k, 1), positions(i, 1));
-        sdot::compat::atomic_max(&bounds(k, 2), positions(i, 0));
-        sdot::compat::atomic_max(&bounds(k, 3), positions(i, 1));
+      "sdot::boxes::bounds",
+      TeamPolicy(space, teams, Kokkos::AUTO).set_scratch_size(level, Kokkos::PerTeam(bytes)),
+      KOKKOS_LAMBDA(typename TeamPolicy::member_type const& team) {
+        ScratchBounds box(team.team_scratch(level), nb_nodes);
+        ScratchCounts count(team.team_scratch(level), nb_nodes);
+        Kokkos::parallel_for(Kokkos::TeamThreadRange(team, nb_nodes), [&](int k) {
+          box(k, 0) = inf;
+          box(k, 1) = inf;
+          box(k, 2) = -inf;
+          box(k, 3) = -inf;
+          count(k) = 0;
+        });
+        team.team_barrier();
+        int const begin = team.league_rank() * seeds_per_team;
+        int const end = sdot::compat::min(n, begin + seeds_per_team);
+        Kokkos::parallel_for(Kokkos::TeamThreadRange(team, begin, end), [&](int i) {
+          int const k = node_of(i);
+          if (k < 0)
+            return;
+          Kokkos::atomic_add(&count(k), std::int64_t(1));
+          sdot::compat::atomic_min(&box(k, 0), positions(i, 0));
+          sdot::compat::atomic_min(&box(k, 1), positions(i, 1));
+          sdot::compat::atomic_max(&box(k, 2), positions(i, 0));
+          sdot::compat::atomic_max(&box(k, 3), positions(i, 1));
+        });
+        team.team_barrier();
+        Kokkos::parallel_for(Kokkos::TeamThreadRange(team, nb_nodes), [&](int k) {
+          if (count(k) == 0)
+            return;
+          Kokkos::atomic_add(&counts(k), count(k));
+          sdot::compat::atomic_min(&bounds(k, 0), box(k, 0));
+          sdot::compat::atomic_min(&bounds(k, 1), box(k, 1));
+          sdot::compat::atomic_max(&bounds(k, 2), box(k, 2));
+          sdot::compat::atomic_max(&bounds(k, 3), box(k, 3));
+        });
       });
   auto bounds_host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), bounds);
   auto counts_host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), counts);
