@@ -25,6 +25,12 @@
 //   a row-by-row loop over 12. The matrices are assembled in double (compressed rows, freed
 //   once the levels are built); rounding moves an entry by 6e-8 of itself and keeps each level
 //   symmetric, against margins of order one in the argument above.
+// - Each pass over a level's matrix finishes its step in the same loop
+//   (for_each_residual_slice): the residual before restriction is summed straight into the
+//   coarse right-hand side (mg_restrict_residual), and a Jacobi sweep writes x + ω D⁻¹ (b − A x)
+//   into the level's other vector (mg_smooth), so the cycle goes back and forth between the
+//   level's x and t. The same operations in the same order as one pass per operation: the same
+//   bits.
 
 #include <sdot/base/morton.hpp>
 #include <sdot/base/radix_sort.hpp>
@@ -38,6 +44,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace sdot::detail {
@@ -61,21 +68,24 @@ struct MultigridLevel {
   /// To the next level: node → coarse node, and each coarse node's nodes.
   Kokkos::View<int*, MemorySpace> aggregate, member_offsets, members;
   Vector b, x, t;
-  Vector r, e; ///< second visit of a W-cycle: residual and correction
+  Vector r, e; ///< a W-cycle's second visit: its residual, and the first visit's solution
 };
 
-/// t = b − A x, 8 rows at a time from the sliced copy of A (each row's products subtracted
-/// in its entries' order).
-template <class ExecutionSpace, class MemorySpace, class B, class X, class T>
-void mg_residual(ExecutionSpace const& space, MultigridLevel<MemorySpace> const& level, B const& b,
-                 X const& x, T const& t) {
+/// Calls finish(first, s) for each slice of 8 rows of `level` (rows first to first + 7), s[r]
+/// being row first + r of b − A x (0 past the last row), A read from its sliced copy (each
+/// row's products subtracted in its entries' order): the one loop of every residual of the
+/// cycle, whose callers differ in what they write from it.
+template <class ExecutionSpace, class MemorySpace, class B, class X, class Finish>
+void for_each_residual_slice(ExecutionSpace const& space, std::string const& label,
+                             MultigridLevel<MemorySpace> const& level, B const& b, X const& x,
+                             Finish const& finish) {
   constexpr int rows = MultigridLevel<MemorySpace>::slice_rows;
   auto const slice_begin = level.slice_begin;
   auto const columns = level.sliced_columns;
   auto const values = level.sliced_values;
   int const n = level.size;
   Kokkos::parallel_for(
-      "sdot::mg::residual",
+      label,
       Kokkos::RangePolicy<ExecutionSpace>(space, 0, static_cast<int>(slice_begin.extent(0)) - 1),
       KOKKOS_LAMBDA(int slice) {
         int const first = slice * rows;
@@ -89,8 +99,42 @@ void mg_residual(ExecutionSpace const& space, MultigridLevel<MemorySpace> const&
             int const e = begin + k * rows + r;
             s[r] -= values(e) * x(columns(e));
           }
-        for (int r = 0; r < rows && first + r < n; ++r)
+        finish(first, s);
+      });
+}
+
+/// t = b − A x, and with `copy` (a W-cycle keeping x while the level is visited again)
+/// copy = x.
+template <class ExecutionSpace, class MemorySpace, class B, class X, class T>
+void mg_residual(ExecutionSpace const& space, MultigridLevel<MemorySpace> const& level, B const& b,
+                 X const& x, T const& t, T const& copy = {}) {
+  constexpr int rows = MultigridLevel<MemorySpace>::slice_rows;
+  int const n = level.size;
+  bool const copied = copy.extent(0) > 0;
+  for_each_residual_slice(
+      space, "sdot::mg::residual", level, b, x, KOKKOS_LAMBDA(int first, double const* s) {
+        for (int r = 0; r < rows && first + r < n; ++r) {
           t(first + r) = s[r];
+          if (copied)
+            copy(first + r) = x(first + r);
+        }
+      });
+}
+
+/// x_out = x + ω D⁻¹ (b − A x): one damped Jacobi sweep, out of place.
+template <class ExecutionSpace, class MemorySpace, class B, class X>
+void mg_smooth(ExecutionSpace const& space, MultigridLevel<MemorySpace> const& level, B const& b,
+               X const& x, X const& x_out, double omega) {
+  constexpr int rows = MultigridLevel<MemorySpace>::slice_rows;
+  int const n = level.size;
+  auto const inverse_diagonal = level.inverse_diagonal;
+  for_each_residual_slice(
+      space, "sdot::mg::smooth", level, b, x, KOKKOS_LAMBDA(int first, double const* s) {
+        for (int r = 0; r < rows && first + r < n; ++r) {
+          int const i = first + r;
+          double const update = omega * inverse_diagonal(i) * s[r];
+          x_out(i) = x(i) + update;
+        }
       });
 }
 
@@ -140,17 +184,14 @@ void mg_slice(ExecutionSpace const& space, MultigridLevel<MemorySpace>& level) {
   level.values = {};
 }
 
-/// x = (first ? 0 : x) + ω D⁻¹ t
-template <class ExecutionSpace, class MemorySpace, class X, class T>
+/// x = ω D⁻¹ b: a damped Jacobi sweep from zero.
+template <class ExecutionSpace, class MemorySpace, class X, class B>
 void mg_jacobi(ExecutionSpace const& space, MultigridLevel<MemorySpace> const& level, X const& x,
-               T const& t, double omega, bool first) {
+               B const& b, double omega) {
   auto const inverse_diagonal = level.inverse_diagonal;
   Kokkos::parallel_for(
       "sdot::mg::jacobi", Kokkos::RangePolicy<ExecutionSpace>(space, 0, level.size),
-      KOKKOS_LAMBDA(int i) {
-        double const update = omega * inverse_diagonal(i) * t(i);
-        x(i) = first ? update : x(i) + update;
-      });
+      KOKKOS_LAMBDA(int i) { x(i) = omega * inverse_diagonal(i) * b(i); });
 }
 
 /// coarse_b(I) = Σ_{m in I} t(m)
@@ -166,6 +207,34 @@ void mg_restrict(ExecutionSpace const& space, MultigridLevel<MemorySpace> const&
         for (int p = offsets(c); p < offsets(c + 1); ++p)
           s += t(members(p));
         coarse_b(c) = s;
+      });
+}
+
+/// coarse_b(I) = Σ_{m in I} (b − A x)(m), the sums in mg_restrict's order; `t` holds b − A x
+/// on the way when the aggregates (consecutive groups of `aggregate_size` nodes) do not tile the
+/// slices of 8 rows.
+template <class ExecutionSpace, class MemorySpace, class B, class X, class T, class C>
+void mg_restrict_residual(ExecutionSpace const& space, MultigridLevel<MemorySpace> const& level,
+                          B const& b, X const& x, T const& t, C const& coarse_b, int coarse_size,
+                          int aggregate_size) {
+  constexpr int rows = MultigridLevel<MemorySpace>::slice_rows;
+  if (rows % aggregate_size != 0) {
+    mg_residual(space, level, b, x, t);
+    mg_restrict(space, level, t, coarse_b, coarse_size);
+    return;
+  }
+  int const n = level.size;
+  for_each_residual_slice(
+      space, "sdot::mg::restrict_residual", level, b, x, KOKKOS_LAMBDA(int first, double const* s) {
+        for (int a = 0; a < rows; a += aggregate_size) {
+          int const c = (first + a) / aggregate_size;
+          if (c >= coarse_size)
+            return;
+          double sum = 0;
+          for (int m = a; m < a + aggregate_size && first + m < n; ++m)
+            sum += s[m];
+          coarse_b(c) = sum;
+        }
       });
 }
 
@@ -396,68 +465,63 @@ public:
   template <class R, class Z>
   void apply(ExecutionSpace const& space, R const& r, Z const& z) const {
     sdot::compat::ScopedRegion region("sdot::AggregationMultigrid::apply");
+    using Policy = Kokkos::RangePolicy<ExecutionSpace>;
+    auto const& fine = levels_[0];
     if (order_.extent(0) == 0) {
-      cycle(space, 0, r, z);
+      auto const x = cycle(space, 0, r);
+      Kokkos::parallel_for(
+          "sdot::mg::from_levels", Policy(space, 0, fine.size),
+          KOKKOS_LAMBDA(int p) { z(p) = x(p); });
       return;
     }
     // The levels are numbered along order_: r in that numbering, and z back from it.
-    auto const& fine = levels_[0];
     auto const order = order_;
-    auto const b = fine.b, x = fine.x;
+    auto const b = fine.b;
     Kokkos::parallel_for(
-        "sdot::mg::to_levels", Kokkos::RangePolicy<ExecutionSpace>(space, 0, fine.size),
+        "sdot::mg::to_levels", Policy(space, 0, fine.size),
         KOKKOS_LAMBDA(int p) { b(p) = r(order(p)); });
-    cycle(space, 0, b, x);
+    auto const x = cycle(space, 0, b);
     Kokkos::parallel_for(
-        "sdot::mg::from_levels", Kokkos::RangePolicy<ExecutionSpace>(space, 0, fine.size),
+        "sdot::mg::from_levels", Policy(space, 0, fine.size),
         KOKKOS_LAMBDA(int p) { z(order(p)) = x(p); });
   }
 
   /// x ≈ A_l⁻¹ b on level l: smooth from zero, restrict the residual, solve the next level
-  /// (`cycle` times, each on the residual left by the previous), prolong, smooth.
-  template <class B, class X>
-  void cycle(ExecutionSpace const& space, int l, B const& b, X const& x) const {
+  /// (`cycle` times, each on the residual left by the previous), prolong, smooth. The sweeps
+  /// go back and forth between the level's x and t; returns the one holding the result.
+  template <class B>
+  Vector cycle(ExecutionSpace const& space, int l, B const& b) const {
     int const last = static_cast<int>(levels_.size()) - 1;
+    auto const& level = levels_[l];
     if (l == last) {
-      solve_coarsest(space, b, x);
-      return;
+      solve_coarsest(space, b, level.x);
+      return level.x;
     }
     double const omega = options_.omega;
-    auto const& level = levels_[l];
     auto const& next = levels_[l + 1];
-    down(space, level, b, x, next.b, next.size, omega);
-    cycle(space, l + 1, next.b, next.x);
+    Vector x = level.x, spare = level.t;
+    mg_jacobi(space, level, x, b, omega);
+    for (int s = 1; s < options_.sweeps; ++s) {
+      mg_smooth(space, level, b, x, spare, omega);
+      std::swap(x, spare);
+    }
+    mg_restrict_residual(space, level, b, x, spare, next.b, next.size, options_.aggregate_size);
+    Vector coarse_x = cycle(space, l + 1, next.b);
     for (int visit = 1; visit < options_.cycle && l + 1 < last; ++visit) {
-      mg_residual(space, next, next.b, next.x, next.r);
-      cycle(space, l + 1, next.r, next.e);
-      auto const xc = next.x, ec = next.e;
+      auto const kept = next.e; // the coarse solution so far, while the next visit runs
+      mg_residual(space, next, next.b, coarse_x, next.r, kept);
+      auto const correction = cycle(space, l + 1, next.r);
       Kokkos::parallel_for(
           "sdot::mg::add_correction", Kokkos::RangePolicy<ExecutionSpace>(space, 0, next.size),
-          KOKKOS_LAMBDA(int i) { xc(i) += ec(i); });
+          KOKKOS_LAMBDA(int i) { correction(i) = kept(i) + correction(i); });
+      coarse_x = correction;
     }
-    up(space, level, b, x, next.x, omega);
-  }
-
-  template <class B, class X, class C>
-  void down(ExecutionSpace const& space, MultigridLevel<memory_space> const& level, B const& b,
-            X const& x, C const& coarse_b, int coarse_size, double omega) const {
-    mg_jacobi(space, level, x, b, omega, true);
-    for (int s = 1; s < options_.sweeps; ++s) {
-      mg_residual(space, level, b, x, level.t);
-      mg_jacobi(space, level, x, level.t, omega, false);
-    }
-    mg_residual(space, level, b, x, level.t);
-    mg_restrict(space, level, level.t, coarse_b, coarse_size);
-  }
-
-  template <class B, class X, class C>
-  void up(ExecutionSpace const& space, MultigridLevel<memory_space> const& level, B const& b,
-          X const& x, C const& coarse_x, double omega) const {
     mg_prolong(space, level, x, coarse_x, options_.coarse_scale);
     for (int s = 0; s < options_.sweeps; ++s) {
-      mg_residual(space, level, b, x, level.t);
-      mg_jacobi(space, level, x, level.t, omega, false);
+      mg_smooth(space, level, b, x, spare, omega);
+      std::swap(x, spare);
     }
+    return x;
   }
 
   /// x = C⁻¹ b on the coarsest level (forward and back substitution, one thread).
