@@ -61,7 +61,8 @@ KOKKOS_INLINE_FUNCTION double box_distance2(TreeNode const& b, double x, double 
 /// lower bound of the node's power at v exceeds |v − x_i|² − w_i. The bound: the node's bound
 /// along the weights' trend (TreeNode) where its weights trend (TreeNode::trend), tight where
 /// the cells lie far from their seeds; dist²(v, box) − w_max otherwise (the same bound with a
-/// flat trend, cheaper). Much tighter than the disk of radius R for a cell still open on one
+/// flat trend, cheaper). Along the trend, the cell's bounding box first rules the node out
+/// when it can (after the first vertex: a node that may cut usually does there). Much tighter than the disk of radius R for a cell still open on one
 /// side (a cell at the border of a rank's box) and for cells far from their seeds.
 KOKKOS_INLINE_FUNCTION bool box_may_cut_vertices(Polygon const& cell, CellSeed const& seed,
                                                  TreeNode const& box) {
@@ -92,15 +93,26 @@ KOKKOS_INLINE_FUNCTION bool box_may_cut_vertices(Polygon const& cell, CellSeed c
       1e-12 * ((1 + inv_kappa_x + inv_kappa_y) * (size * size + 4 * cell.max_radius2) +
                sdot::compat::fabs(box.smin) + sdot::compat::fabs(seed.w));
   double const base = cx * cx + cy * cy + box.smin + seed.w - slack;
-  for (int k = 0; k < cell.size; ++k) {
-    double const vx = cell.x(k), vy = cell.y(k);
-    double const tx = sdot::compat::fabs(vx - ax), ty = sdot::compat::fabs(vy - ay);
-    double const fx = tx <= kx ? -tx * tx : kx * (kx - 2 * tx);
-    double const fy = ty <= ky ? -ty * ty : ky * (ky - 2 * ty);
-    double const trend = fx * inv_kappa_x + fy * inv_kappa_y - 2 * (vx * cx + vy * cy) + base;
-    if (!(trend > 0)) // ties kept: duplicates decide by index
-      return true;
-  }
+  // Along each axis the bound is a concave function of that coordinate (φ is concave and
+  // decreasing in t ≥ 0), so its least value over the cell's bounding box is at one end of the
+  // box on each axis: positive there, it is positive at every vertex.
+  auto const along_x = [&](double vx) {
+    double const tx = sdot::compat::fabs(vx - ax);
+    return (tx <= kx ? -tx * tx : kx * (kx - 2 * tx)) * inv_kappa_x - 2 * vx * cx;
+  };
+  auto const along_y = [&](double vy) {
+    double const ty = sdot::compat::fabs(vy - ay);
+    return (ty <= ky ? -ty * ty : ky * (ky - 2 * ty)) * inv_kappa_y - 2 * vy * cy;
+  };
+  if (cell.size > 0 && !(along_x(cell.x(0)) + along_y(cell.y(0)) + base > 0))
+    return true;
+  if (sdot::compat::min(along_x(cell.xmin), along_x(cell.xmax)) +
+          sdot::compat::min(along_y(cell.ymin), along_y(cell.ymax)) + base >
+      0)
+    return false;
+  for (int k = 1; k < cell.size; ++k)
+    if (!(along_x(cell.x(k)) + along_y(cell.y(k)) + base > 0)) // ties kept: duplicates decide
+      return true;                                             // by index
   return false;
 }
 
