@@ -61,9 +61,10 @@ KOKKOS_INLINE_FUNCTION double box_distance2(TreeNode const& b, double x, double 
 /// lower bound of the node's power at v exceeds |v − x_i|² − w_i. The bound: the node's bound
 /// along the weights' trend (TreeNode) where its weights trend (TreeNode::trend), tight where
 /// the cells lie far from their seeds; dist²(v, box) − w_max otherwise (the same bound with a
-/// flat trend, cheaper). Along the trend, the cell's bounding box first rules the node out
-/// when it can (after the first vertex: a node that may cut usually does there). Much tighter than the disk of radius R for a cell still open on one
-/// side (a cell at the border of a rank's box) and for cells far from their seeds.
+/// flat trend, cheaper). Much tighter than the disk of radius R for a cell still open on one
+/// side (a cell at the border of a rank's box) and for cells far from their seeds. Along the
+/// trend, the cell's bounding box rules the node out first when it can (after the first
+/// vertex: a node that may cut usually does there).
 KOKKOS_INLINE_FUNCTION bool box_may_cut_vertices(Polygon const& cell, CellSeed const& seed,
                                                  TreeNode const& box) {
   if (!box.trend) {
@@ -96,14 +97,13 @@ KOKKOS_INLINE_FUNCTION bool box_may_cut_vertices(Polygon const& cell, CellSeed c
   // Along each axis the bound is a concave function of that coordinate (φ is concave and
   // decreasing in t ≥ 0), so its least value over the cell's bounding box is at one end of the
   // box on each axis: positive there, it is positive at every vertex.
-  auto const along_x = [&](double vx) {
-    double const tx = sdot::compat::fabs(vx - ax);
-    return (tx <= kx ? -tx * tx : kx * (kx - 2 * tx)) * inv_kappa_x - 2 * vx * cx;
+  // One axis's part of the bound at coordinate v (a, κh, 1/κ and c of that axis).
+  auto const along = [](double v, double a, double k, double inv_kappa, double c) {
+    double const t = sdot::compat::fabs(v - a);
+    return (t <= k ? -t * t : k * (k - 2 * t)) * inv_kappa - 2 * v * c;
   };
-  auto const along_y = [&](double vy) {
-    double const ty = sdot::compat::fabs(vy - ay);
-    return (ty <= ky ? -ty * ty : ky * (ky - 2 * ty)) * inv_kappa_y - 2 * vy * cy;
-  };
+  auto const along_x = [&](double vx) { return along(vx, ax, kx, inv_kappa_x, cx); };
+  auto const along_y = [&](double vy) { return along(vy, ay, ky, inv_kappa_y, cy); };
   if (cell.size > 0 && !(along_x(cell.x(0)) + along_y(cell.y(0)) + base > 0))
     return true;
   if (sdot::compat::min(along_x(cell.xmin), along_x(cell.xmax)) +
