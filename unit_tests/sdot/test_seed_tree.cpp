@@ -11,7 +11,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
+#include <limits>
 #include <numeric>
 #include <random>
 #include <utility>
@@ -240,15 +242,40 @@ void expect_sound_bound(sdot::detail::TreeNode const& node, Seeds const& seeds_o
   }
 }
 
+/// Calls f(quad, seeds, level) for every quad of every block of `tree`, with the seeds it
+/// covers (host copies).
+template <class F>
+void for_each_quad_with_seeds(sdot::detail::SeedTree<Memory> const& tree, F const& f) {
+  auto const seeds = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), tree.seeds);
+  auto const blocks = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), tree.blocks);
+  auto const cell_begin = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), tree.cell_begin);
+  auto const quads = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), tree.quads);
+  auto const quad_first = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), tree.quad_first);
+  int const nb_blocks = static_cast<int>(blocks.extent(0));
+  for (int b = 0; b < nb_blocks; ++b) {
+    auto const& g = blocks(b);
+    for (int l = 0; l < g.quad_levels; ++l)
+      for (int qj = 0; qj < g.quad_rows(l); ++qj)
+        for (int qi = 0; qi < g.quad_columns(l); ++qi) {
+          int const span = 2 << l;
+          std::vector<sdot::detail::Seed> mine;
+          for (int j = qj * span; j < std::min((qj + 1) * span, g.ny); ++j)
+            for (int s = cell_begin(g.cell(qi * span, j));
+                 s < cell_begin(g.cell(std::min((qi + 1) * span, g.nx), j)); ++s)
+              mine.push_back(seeds(s));
+          f(quads(quad_first(l * nb_blocks + b) + qj * g.quad_columns(l) + qi), mine, l);
+        }
+    EXPECT_EQ(g.quad_columns(g.quad_levels - 1), 1);
+    EXPECT_EQ(g.quad_rows(g.quad_levels - 1), 1);
+  }
+}
+
 /// Checks the bounds of every tree node and quad of the index of `cloud`.
 BoundCheck expect_sound_bounds(Cloud const& cloud, int block_size) {
   auto const tree = build_tree(cloud, block_size);
   auto const seeds = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), tree.seeds);
   auto const nodes = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), tree.nodes);
   auto const blocks = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), tree.blocks);
-  auto const cell_begin = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), tree.cell_begin);
-  auto const quads = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), tree.quads);
-  auto const quad_first = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), tree.quad_first);
   std::mt19937_64 rng(7);
   BoundCheck check;
   using sdot::detail::Seed;
@@ -260,26 +287,12 @@ BoundCheck expect_sound_bounds(Cloud const& cloud, int block_size) {
     if (nodes(node).block >= 0)
       EXPECT_EQ(blocks(nodes(node).block).node, node);
   }
-  int const nb_blocks = static_cast<int>(blocks.extent(0));
-  for (int b = 0; b < nb_blocks; ++b) {
-    auto const& g = blocks(b);
-    for (int l = 0; l < g.quad_levels; ++l)
-      for (int qj = 0; qj < g.quad_rows(l); ++qj)
-        for (int qi = 0; qi < g.quad_columns(l); ++qi) {
-          int const span = 2 << l;
-          std::vector<Seed> mine;
-          for (int j = qj * span; j < std::min((qj + 1) * span, g.ny); ++j)
-            for (int s = cell_begin(g.cell(qi * span, j));
-                 s < cell_begin(g.cell(std::min((qi + 1) * span, g.nx), j)); ++s)
-              mine.push_back(seeds(s));
-          auto const& quad = quads(quad_first(l * nb_blocks + b) + qj * g.quad_columns(l) + qi);
-          if (mine.empty())
-            EXPECT_TRUE(quad.empty());
-          expect_sound_bound(quad, mine, rng, check);
-        }
-    EXPECT_EQ(g.quad_columns(g.quad_levels - 1), 1);
-    EXPECT_EQ(g.quad_rows(g.quad_levels - 1), 1);
-  }
+  for_each_quad_with_seeds(
+      tree, [&](sdot::detail::TreeNode const& quad, std::vector<Seed> const& mine, int) {
+        if (mine.empty())
+          EXPECT_TRUE(quad.empty());
+        expect_sound_bound(quad, mine, rng, check);
+      });
   return check;
 }
 
@@ -310,4 +323,71 @@ TEST(SeedTree, PruningBoundsNeverRuleOutACut) {
   expect_sound_bounds(duplicates, 64);
   for (int n : {1, 2, 3})
     expect_sound_bounds(sdot_test::uniform_cloud(n, 0.1, 59 + n), 64);
+}
+
+TEST(SeedTree, TrendSumsShiftToAParentFrame) {
+  using sdot::detail::TreeNode;
+  using sdot::detail::TrendSums;
+  std::mt19937_64 rng(61);
+  std::uniform_real_distribution<double> unit(0, 1);
+  TreeNode const parent{0.25, 0.4, 0.45, 0.52, 0};
+  // A part well inside the parent, one at its corner, and a point (a frame of unit 0).
+  for (TreeNode const part : {TreeNode{0.3, 0.45, 0.32, 0.46, 0}, TreeNode{0.25, 0.4, 0.35, 0.5, 0},
+                              TreeNode{0.4, 0.51, 0.4, 0.51, 0}}) {
+    std::vector<sdot::detail::Seed> seeds(200);
+    for (auto& s : seeds)
+      s = {part.xmin + unit(rng) * (part.xmax - part.xmin),
+           part.ymin + unit(rng) * (part.ymax - part.ymin), 10 * (unit(rng) - 0.5)};
+    auto const for_each_seed = [&](auto const& f) {
+      for (auto const& s : seeds)
+        f(s);
+    };
+    TrendSums const direct = sdot::detail::trend_sums_from_seeds(parent, for_each_seed);
+    TrendSums shifted;
+    sdot::detail::add_shifted_sums(shifted, parent,
+                                   sdot::detail::trend_sums_from_seeds(part, for_each_seed), part);
+    // In the parent's frame every |x|, |y| ≤ 1 and |w| ≤ 5: each sum is at most 5 n.
+    double const tolerance = 1e-13 * 5 * seeds.size();
+    for (int k = 0; k < TrendSums::moments; ++k)
+      EXPECT_NEAR(shifted.m[k], direct.m[k], tolerance) << "moment " << k;
+    for (int k = 0; k < TrendSums::weighted; ++k)
+      EXPECT_NEAR(shifted.wm[k], direct.wm[k], tolerance) << "weighted sum " << k;
+  }
+}
+
+TEST(SeedTree, QuadTrendsFromTheQuadsBelowMatchFitsToTheirSeeds) {
+  // Each quad's trend, fitted to sums drawn from the quads below, against the same fit to the
+  // quad's own seeds; at transport-like weights, where most quads have a trend. The two round
+  // differently, and the least squares of a small curved quad amplify that to ~1e-7 relative
+  // (the bound stays exact: smin is taken over the seeds with whatever fit): a wrong shift
+  // would miss by far more.
+  double const tolerance = 1e-5;
+  for (auto const& cloud : {sdot_test::displaced_cells_cloud(4000, 62),
+                            sdot_test::with_displacing_weights(sdot_test::clustered_cloud(4000, 63),
+                                                               {0.7, 0.75}, 40, {0.3, 0.2}, 64)}) {
+    int with_trend_above_finest = 0;
+    for_each_quad_with_seeds(
+        build_tree(cloud, 256), [&](sdot::detail::TreeNode const& quad,
+                                    std::vector<sdot::detail::Seed> const& mine, int level) {
+          if (mine.empty())
+            return;
+          sdot::detail::TreeNode expected{quad.xmin, quad.ymin, quad.xmax, quad.ymax, quad.wmax};
+          sdot::detail::bound_from_seeds(expected, [&](auto const& f) {
+            for (auto const& s : mine)
+              f(s);
+          });
+          double const size = quad.half_width() + quad.half_height();
+          EXPECT_NEAR(quad.gx, expected.gx, tolerance * (std::fabs(expected.gx) + size));
+          EXPECT_NEAR(quad.gy, expected.gy, tolerance * (std::fabs(expected.gy) + size));
+          EXPECT_NEAR(quad.kappa_x, expected.kappa_x, tolerance * expected.kappa_x);
+          EXPECT_NEAR(quad.kappa_y, expected.kappa_y, tolerance * expected.kappa_y);
+          if (expected.smin > -std::numeric_limits<double>::infinity())
+            EXPECT_NEAR(quad.smin, expected.smin,
+                        tolerance * (std::fabs(expected.smin) + std::fabs(quad.wmax)));
+          else
+            EXPECT_EQ(quad.smin, expected.smin);
+          with_trend_above_finest += level > 0 && (quad.gx != 0 || quad.kappa_x != 1);
+        });
+    EXPECT_GT(with_trend_above_finest, 10);
+  }
 }

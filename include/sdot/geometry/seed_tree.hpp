@@ -20,6 +20,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <utility>
 
 namespace sdot::detail {
 
@@ -187,62 +188,162 @@ KOKKOS_INLINE_FUNCTION bool solve_small_system(double (&a)[k][k], double (&b)[k]
   return true;
 }
 
-/// The bound of a node (its box set) from its seeds, visited by `for_each_seed(f)` (f(Seed)):
-/// the weights' trend w ≈ a − 2 g·e − μ_x e_x² − μ_y e_y² by least squares (ridge-regularised:
-/// few seeds give a flat trend), κ_a = 1 + μ_a clamped to [1/16, 10⁴], and smin exact (lowered
-/// for rounding), so that the bound holds whatever the fit. A node whose weights span less than
-/// (h_x + h_y)²/4 keeps the box bound (g = 0, κ = 1, smin = −wmax) without a fit: a trend that
-/// TreeNode::judge_trend counts (|g| > (h_x + h_y)/4) spans about twice that, and a fit to
-/// weights spread at random at that scale (few seeds, say) would only be noise. Its box and
-/// wmax set; one pass over the seeds for a flat node, three otherwise.
-template <class ForEachSeed>
-KOKKOS_INLINE_FUNCTION void bound_from_seeds(TreeNode& node, ForEachSeed const& for_each_seed) {
-  double wmin = sdot::compat::infinity<double>();
-  for_each_seed([&](auto const& p) { wmin = sdot::compat::min(wmin, p.w); });
-  double const span = node.half_width() + node.half_height();
+/// Sums over a node's seeds for the least-squares fit of its trend, in the node's frame
+/// (x = (p_x − c_x)·unit, y = (p_y − c_y)·unit, unit = 1 / the node's larger half-size):
+/// m[k] = Σ xⁱ yʲ for the (i, j) of powers(k) and wm[k] = Σ w xⁱ yʲ for those of
+/// weighted_powers(k): the entries of the normal equations of the basis (1, x, y, x², y²). Sums are
+/// additive: a node's follow from its parts' in their own frames (add_shifted_sums).
+struct TrendSums {
+  static constexpr int moments = 13; ///< (0,0) (1,0) (0,1) (2,0) (1,1) (0,2) (3,0) (2,1) (1,2)
+                                     ///< (0,3) (4,0) (2,2) (0,4)
+  static constexpr int weighted = 5; ///< (0,0) (1,0) (0,1) (2,0) (0,2)
+  double m[moments] = {};
+  double wm[weighted] = {};
+
+  /// The powers (i, j) of moment k.
+  KOKKOS_INLINE_FUNCTION static void powers(int k, int& i, int& j) {
+    constexpr int pi[moments] = {0, 1, 0, 2, 1, 0, 3, 2, 1, 0, 4, 2, 0};
+    constexpr int pj[moments] = {0, 0, 1, 0, 1, 2, 0, 1, 2, 3, 0, 2, 4};
+    i = pi[k];
+    j = pj[k];
+  }
+  /// The moment of powers (i, j), i + j ≤ 4 and (i, j) one of the list above.
+  KOKKOS_INLINE_FUNCTION static int moment(int i, int j) {
+    constexpr int first_of_degree[5] = {0, 1, 3, 6, 10};
+    int const d = i + j;
+    if (d == 4)
+      return i == 4 ? 10 : i == 2 ? 11 : 12;
+    return first_of_degree[d] + j;
+  }
+
+  /// The powers (i, j) of weighted sum k, and the weighted sum of powers (i, j) (one of them
+  /// zero, the other at most 2).
+  KOKKOS_INLINE_FUNCTION static void weighted_powers(int k, int& i, int& j) {
+    constexpr int pi[weighted] = {0, 1, 0, 2, 0}, pj[weighted] = {0, 0, 1, 0, 2};
+    i = pi[k];
+    j = pj[k];
+  }
+  KOKKOS_INLINE_FUNCTION static int weighted_moment(int i, int j) {
+    return i > 0 ? (i == 1 ? 1 : 3) : j == 0 ? 0 : j == 1 ? 2 : 4;
+  }
+
+  /// Adds one seed at (x, y) (the node's frame) of weight w.
+  KOKKOS_INLINE_FUNCTION void add(double x, double y, double w) {
+    double const x2 = x * x, y2 = y * y;
+    double const terms[moments] = {1,      x,      y,      x2,      x * y,   y2,     x2 * x,
+                                   x2 * y, x * y2, y2 * y, x2 * x2, x2 * y2, y2 * y2};
+    for (int k = 0; k < moments; ++k)
+      m[k] += terms[k];
+    double const basis[weighted] = {1, x, y, x2, y2};
+    for (int k = 0; k < weighted; ++k)
+      wm[k] += basis[k] * w;
+  }
+};
+
+/// The unit of a node's frame (see TrendSums): 1 / its larger half-size, 0 for a point.
+KOKKOS_INLINE_FUNCTION double trend_unit(TreeNode const& node) {
+  double const size = sdot::compat::max(node.half_width(), node.half_height());
+  return size > 0 ? 1 / size : 0;
+}
+
+/// Adds to `sums` (the frame of `node`) those of `part` (its own frame): with
+/// x = s x_part + t_x (s the ratio of the units, t the part's centre in the node's frame),
+/// Σ xⁱ yʲ = Σ_{a ≤ i, b ≤ j} C(i, a) C(j, b) s^(a+b) t_x^(i−a) t_y^(j−b) Σ x_partᵃ y_partᵇ.
+KOKKOS_INLINE_FUNCTION void add_shifted_sums(TrendSums& sums, TreeNode const& node,
+                                             TrendSums const& part_sums, TreeNode const& part) {
+  double const unit = trend_unit(node), part_unit = trend_unit(part);
+  double const s = part_unit > 0 ? unit / part_unit : 0; // a point part: x_part = 0
+  double const tx = (part.centre_x() - node.centre_x()) * unit;
+  double const ty = (part.centre_y() - node.centre_y()) * unit;
+  double ps[5] = {1}, pt_x[5] = {1}, pt_y[5] = {1};
+  for (int k = 1; k < 5; ++k) {
+    ps[k] = ps[k - 1] * s;
+    pt_x[k] = pt_x[k - 1] * tx;
+    pt_y[k] = pt_y[k - 1] * ty;
+  }
+  constexpr double binomial[5][5] = {
+      {1, 0, 0, 0, 0}, {1, 1, 0, 0, 0}, {1, 2, 1, 0, 0}, {1, 3, 3, 1, 0}, {1, 4, 6, 4, 1}};
+  auto const shifted = [&](int i, int j, auto const& part_sum) {
+    double sum = 0;
+    for (int a = 0; a <= i; ++a)
+      for (int b = 0; b <= j; ++b)
+        sum += binomial[i][a] * binomial[j][b] * ps[a + b] * pt_x[i - a] * pt_y[j - b] *
+               part_sum(a, b);
+    return sum;
+  };
+  for (int k = 0; k < TrendSums::moments; ++k) {
+    int i, j;
+    TrendSums::powers(k, i, j);
+    sums.m[k] += shifted(i, j, [&](int a, int b) { return part_sums.m[TrendSums::moment(a, b)]; });
+  }
+  for (int k = 0; k < TrendSums::weighted; ++k) {
+    int i, j;
+    TrendSums::weighted_powers(k, i, j);
+    sums.wm[k] +=
+        shifted(i, j, [&](int a, int b) { return part_sums.wm[TrendSums::weighted_moment(a, b)]; });
+  }
+}
+
+/// The trend of a node (box set) fitted to `sums` (its frame): w ≈ a − 2 g·e − μ_x e_x² −
+/// μ_y e_y² by least squares (ridge-regularised: few seeds give a flat trend), κ_a = 1 + μ_a
+/// clamped to [1/16, 10⁴]; g = 0, κ = 1 when the system is singular or not finite.
+KOKKOS_INLINE_FUNCTION void fit_trend(TreeNode& node, TrendSums const& sums) {
   node.gx = node.gy = 0;
   node.kappa_x = node.kappa_y = 1;
-  if (!(node.wmax - wmin > span * span / 4)) {
-    node.smin = wmin <= node.wmax ? -node.wmax : -sdot::compat::infinity<double>(); // none: empty
+  double const unit = trend_unit(node);
+  double const n = sums.m[0];
+  if (!(n >= 3 && unit > 0))
     return;
+  constexpr int terms = TrendSums::weighted; // the basis (1, x, y, x², y²)
+  double a[terms][terms], b[terms];
+  for (int r = 0; r < terms; ++r) {
+    int ir, jr;
+    TrendSums::weighted_powers(r, ir, jr);
+    for (int c = 0; c < terms; ++c) {
+      int ic, jc;
+      TrendSums::weighted_powers(c, ic, jc);
+      a[r][c] = sums.m[TrendSums::moment(ir + ic, jr + jc)];
+    }
+    b[r] = sums.wm[r];
   }
+  for (int r = 1; r < terms; ++r)
+    a[r][r] += 1e-9 * n; // the ridge
+  if (!solve_small_system(a, b))
+    return;
+  double const gx = -b[1] * unit / 2, gy = -b[2] * unit / 2;
+  double const mu_x = -b[3] * unit * unit, mu_y = -b[4] * unit * unit;
+  if (!(sdot::compat::fabs(gx) + sdot::compat::fabs(gy) + sdot::compat::fabs(mu_x) +
+            sdot::compat::fabs(mu_y) <
+        sdot::compat::infinity<double>()))
+    return;
+  node.gx = gx;
+  node.gy = gy;
+  node.kappa_x = clamped_curvature(mu_x);
+  node.kappa_y = clamped_curvature(mu_y);
+}
+
+/// Whether a node's weights, from wmin to its wmax, span too little for a trend: less than
+/// (h_x + h_y)²/4. A trend that TreeNode::judge_trend counts (|g| > (h_x + h_y)/4) spans about
+/// twice that, and a fit to weights spread at random at that scale (few seeds, say) would
+/// only be noise. Such a node keeps the box bound (g = 0, κ = 1, smin = −wmax).
+KOKKOS_INLINE_FUNCTION bool flat_weights(TreeNode const& node, double wmin) {
+  double const span = node.half_width() + node.half_height();
+  return !(node.wmax - wmin > span * span / 4);
+}
+
+/// The box bound of a node with flat weights (flat_weights): g = 0, κ = 1, smin = −wmax
+/// (−∞ without seeds).
+KOKKOS_INLINE_FUNCTION void set_box_bound(TreeNode& node, double wmin) {
+  node.gx = node.gy = 0;
+  node.kappa_x = node.kappa_y = 1;
+  node.smin = wmin <= node.wmax ? -node.wmax : -sdot::compat::infinity<double>(); // none: empty
+}
+
+/// smin of a node whose trend is set, exact over its seeds (visited by `for_each_seed(f)`,
+/// f(Seed)) and lowered for rounding, so that the bound holds whatever the fit.
+template <class ForEachSeed>
+KOKKOS_INLINE_FUNCTION void set_smin_from_seeds(TreeNode& node, ForEachSeed const& for_each_seed) {
   double const cx = node.centre_x(), cy = node.centre_y();
-  // The fit in units of the node's half-size (well scaled whatever the coordinates).
-  double const size = sdot::compat::max(node.half_width(), node.half_height());
-  double const unit = size > 0 ? 1 / size : 0;
-  // Normal equations of the basis (1, x, y, x², y²), x and y in those units.
-  constexpr int terms = 5;
-  double a[terms][terms] = {}, b[terms] = {};
-  double n = 0;
-  for_each_seed([&](auto const& p) {
-    double const x = (p.x - cx) * unit, y = (p.y - cy) * unit;
-    double const basis[terms] = {1, x, y, x * x, y * y};
-    for (int r = 0; r < terms; ++r) {
-      for (int c = r; c < terms; ++c)
-        a[r][c] += basis[r] * basis[c];
-      b[r] += basis[r] * p.w;
-    }
-    n += 1;
-  });
-  if (n >= 3 && unit > 0) {
-    for (int r = 1; r < terms; ++r) {
-      a[r][r] += 1e-9 * n; // the ridge
-      for (int c = 0; c < r; ++c)
-        a[r][c] = a[c][r];
-    }
-    if (solve_small_system(a, b)) {
-      double const gx = -b[1] * unit / 2, gy = -b[2] * unit / 2;
-      double const mu_x = -b[3] * unit * unit, mu_y = -b[4] * unit * unit;
-      if (sdot::compat::fabs(gx) + sdot::compat::fabs(gy) + sdot::compat::fabs(mu_x) +
-              sdot::compat::fabs(mu_y) <
-          sdot::compat::infinity<double>()) {
-        node.gx = gx;
-        node.gy = gy;
-        node.kappa_x = clamped_curvature(mu_x);
-        node.kappa_y = clamped_curvature(mu_y);
-      }
-    }
-  }
   double const mu_x = node.kappa_x - 1, mu_y = node.kappa_y - 1;
   double smin = sdot::compat::infinity<double>();
   for_each_seed([&](auto const& p) {
@@ -255,6 +356,32 @@ KOKKOS_INLINE_FUNCTION void bound_from_seeds(TreeNode& node, ForEachSeed const& 
         sdot::compat::min(smin, -w - slope - curve - 8 * sdot::compat::epsilon<double>() * scale);
   });
   node.smin = smin; // the node has seeds: a node without any is flat
+}
+
+/// The sums of a node's seeds (visited by `for_each_seed(f)`, f(Seed)) in its frame.
+template <class ForEachSeed>
+KOKKOS_INLINE_FUNCTION TrendSums trend_sums_from_seeds(TreeNode const& node,
+                                                       ForEachSeed const& for_each_seed) {
+  double const cx = node.centre_x(), cy = node.centre_y(), unit = trend_unit(node);
+  TrendSums sums;
+  for_each_seed([&](auto const& p) { sums.add((p.x - cx) * unit, (p.y - cy) * unit, p.w); });
+  return sums;
+}
+
+/// The bound of a node (its box set) from its seeds, visited by `for_each_seed(f)` (f(Seed)):
+/// the box bound where its weights are flat (flat_weights), otherwise the trend fitted to the
+/// seeds (fit_trend) and smin exact over them. One pass over the seeds for a flat node, three
+/// otherwise.
+template <class ForEachSeed>
+KOKKOS_INLINE_FUNCTION void bound_from_seeds(TreeNode& node, ForEachSeed const& for_each_seed) {
+  double wmin = sdot::compat::infinity<double>();
+  for_each_seed([&](auto const& p) { wmin = sdot::compat::min(wmin, p.w); });
+  if (flat_weights(node, wmin)) {
+    set_box_bound(node, wmin);
+    return;
+  }
+  fit_trend(node, trend_sums_from_seeds(node, for_each_seed));
+  set_smin_from_seeds(node, for_each_seed);
 }
 
 /// Bounding box, largest weight and number of a set of seeds, gathered one seed or one set at a
@@ -695,10 +822,20 @@ void lay_out_quads(ExecutionSpace const& space, SeedTree<MemorySpace>& tree) {
       Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::tree::quads"), nb_quads);
 }
 
+/// What a quad of the level below passes to its parent in compute_quad_bounds: its least
+/// weight, and the sums of its seeds when they are known.
+struct QuadSums {
+  TrendSums sums;
+  double wmin;
+  int known; ///< the sums were computed (from the seeds or from the quads below)
+};
+
 /// The bounds of the quads of `tree` (laid out), level by level from the finest (2 × 2 grid
-/// cells): each quad's box from the quads below, its trend and smin from its own seeds (exact
-/// at every level: bounds drawn from the quads below lose at every level, and the trend of a
-/// cluster's weights is curved).
+/// cells): each quad's box and least weight from the quads below, its trend fitted to all its
+/// seeds (exact at every level: bounds drawn from the quads below lose at every level, and the
+/// trend of a cluster's weights is curved) and smin exact over them. The fit's sums come from
+/// the quads below when each of them has its own (shifted to the quad's frame, TrendSums), so
+/// that a quad with a trend reads its seeds once (smin), and a flat one not at all.
 template <class ExecutionSpace, class MemorySpace>
 void compute_quad_bounds(ExecutionSpace const& space, SeedTree<MemorySpace> const& tree) {
   using Policy = Kokkos::RangePolicy<ExecutionSpace>;
@@ -709,9 +846,16 @@ void compute_quad_bounds(ExecutionSpace const& space, SeedTree<MemorySpace> cons
   auto const quad_first_host =
       Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), tree.quad_first);
   auto const t = tree;
+  // The finest level has the most quads.
+  int const most = quad_first_host(nb_blocks) - quad_first_host(0);
+  Kokkos::View<QuadSums*, MemorySpace> below(
+      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::tree::quad_sums"), most);
+  Kokkos::View<QuadSums*, MemorySpace> here(
+      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::tree::quad_sums"), most);
   for (int l = 0; l < levels; ++l) {
     int const begin = quad_first_host(l * nb_blocks);
     int const end = quad_first_host((l + 1) * nb_blocks);
+    int const begin_below = l > 0 ? quad_first_host((l - 1) * nb_blocks) : 0;
     Kokkos::parallel_for(
         "sdot::tree::quads", Policy(space, begin, end), KOKKOS_LAMBDA(int q) {
           int const b =
@@ -727,25 +871,57 @@ void compute_quad_bounds(ExecutionSpace const& space, SeedTree<MemorySpace> cons
             });
           };
           TreeNode box;
+          QuadSums out;
+          out.wmin = sdot::compat::infinity<double>();
+          out.known = 0;
+          int parts[4], nb_parts = 0; // the non-empty quads below, by number in `below`
           if (l == 0) {
             NodeStats stats;
-            for_each_seed([&](Seed const& p) { stats.add(p); });
+            for_each_seed([&](Seed const& p) {
+              stats.add(p);
+              out.wmin = sdot::compat::min(out.wmin, p.w);
+            });
             box = stats.node();
           } else {
-            NodeStats stats; // from the quads below
+            NodeStats stats;
             for (int dj = 0; dj < 2; ++dj)
               for (int di = 0; di < 2; ++di)
                 if (2 * qi + di < g.quad_columns(l - 1) && 2 * qj + dj < g.quad_rows(l - 1)) {
-                  TreeNode const& c = t.quad(b, l - 1, 2 * qi + di, 2 * qj + dj);
-                  if (!c.empty())
-                    stats.add(NodeStats{c.xmin, c.ymin, c.xmax, c.ymax, c.wmax, 1});
+                  int const c = t.quad_first((l - 1) * nb_blocks + b) +
+                                (2 * qj + dj) * g.quad_columns(l - 1) + 2 * qi + di;
+                  TreeNode const& part = t.quads(c);
+                  if (part.empty())
+                    continue;
+                  stats.add(NodeStats{part.xmin, part.ymin, part.xmax, part.ymax, part.wmax, 1});
+                  parts[nb_parts++] = c;
+                  out.wmin = sdot::compat::min(out.wmin, below(c - begin_below).wmin);
                 }
             box = stats.node();
+            out.known = 1;
+            for (int k = 0; k < nb_parts; ++k)
+              if (below(parts[k] - begin_below).known) {
+                add_shifted_sums(out.sums, box, below(parts[k] - begin_below).sums,
+                                 t.quads(parts[k]));
+              } else {
+                out.known = 0;
+                break;
+              }
           }
-          bound_from_seeds(box, for_each_seed);
+          if (flat_weights(box, out.wmin)) {
+            set_box_bound(box, out.wmin);
+          } else {
+            if (!out.known) {
+              out.sums = trend_sums_from_seeds(box, for_each_seed);
+              out.known = 1;
+            }
+            fit_trend(box, out.sums);
+            set_smin_from_seeds(box, for_each_seed);
+          }
           box.judge_trend();
           t.quads(q) = box;
+          here(q - begin) = out;
         });
+    std::swap(below, here);
   }
 }
 
