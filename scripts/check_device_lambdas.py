@@ -14,6 +14,8 @@ KOKKOS_CLASS_LAMBDA of the source tree that nvcc would refuse:
   nested            inside another device lambda, or inside a generic lambda
   local-class       inside a member function of a class local to a function
   generic           a device lambda with auto parameters
+  constexpr-if      a variable of the enclosing function first used (so first captured) inside
+                    an `if constexpr` of the lambda
 
 usage: check_device_lambdas.py BUILD_DIR [FILE ...] [--expect-annotations]
 Without FILE, checks every translation unit of BUILD_DIR/compile_commands.json; with FILEs,
@@ -85,6 +87,7 @@ class Checker:
     def check(self, lam, ancestors):
         if self.is_generic(lam):
             self.report(lam, "generic", "a device lambda cannot take auto parameters")
+        self.check_constexpr_if(lam)
         # Ancestors from the innermost outwards, up to the enclosing function.
         function = None
         for a in reversed(ancestors):
@@ -130,6 +133,44 @@ class Checker:
                                 f"{parent.spelling}")
                     break
                 cls = parent
+
+    def check_constexpr_if(self, lam):
+        """Reports the lambda when a variable it captures (a local or parameter of an enclosing
+        function) is used inside one of its `if constexpr` statements and not before it."""
+        begin, end = lam.extent.start.offset, lam.extent.end.offset
+        uses, statements = [], []
+
+        def captured(decl):
+            if decl is None or decl.kind not in (K.VAR_DECL, K.PARM_DECL):
+                return False
+            if decl.location.file is None or lam.extent.start.file is None:
+                return False
+            inside = (decl.location.file.name == lam.extent.start.file.name
+                      and begin <= decl.location.offset < end)
+            parent = decl.semantic_parent
+            local = parent is not None and (parent.kind in FUNCTIONS or
+                                            parent.kind == K.LAMBDA_EXPR)
+            return not inside and (local or decl.kind == K.PARM_DECL)
+
+        def visit(cursor):
+            for child in cursor.get_children():
+                if child.kind == K.DECL_REF_EXPR and captured(child.referenced):
+                    uses.append((child.extent.start.offset, child.referenced.get_usr() or
+                                 (child.referenced.spelling, child.referenced.location.offset)))
+                elif child.kind == K.IF_STMT:
+                    tokens = [t.spelling for t in child.get_tokens()][:2]
+                    if tokens == ["if", "constexpr"]:
+                        statements.append((child.extent.start.offset, child.extent.end.offset))
+                visit(child)
+
+        visit(lam)
+        for first, last in statements:
+            before = {key for offset, key in uses if offset < first}
+            late = sorted({key for offset, key in uses if first <= offset < last} - before)
+            if late:
+                self.report(lam, "constexpr-if",
+                            "a variable is first captured inside `if constexpr` (nvcc refuses it)")
+                return
 
     @staticmethod
     def deduced_return(function):

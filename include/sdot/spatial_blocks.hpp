@@ -85,6 +85,16 @@ void spatial_indices(ExecutionSpace const& space, Rows const& rows, std::int64_t
       });
 }
 
+/// Value k of entry i of `view`, of rank 1 ([n], k = 0) or 2 ([n, c]). (A device lambda cannot
+/// choose between the two itself: nvcc refuses a variable first captured inside `if constexpr`.)
+template <class View>
+KOKKOS_INLINE_FUNCTION decltype(auto) entry_value(View const& view, std::int64_t i, int k) {
+  if constexpr (View::rank == 1)
+    return view(i);
+  else
+    return view(i, k);
+}
+
 /// Row i of `rows`: the values of entry i ([n] or [n, c]), then, when `rows` has one more
 /// column, gids(i).
 template <class ExecutionSpace, class Rows, class View, class Gids>
@@ -96,11 +106,8 @@ void spatial_pack(ExecutionSpace const& space, Rows const& rows, View const& val
       "sdot::SpatialBlocks::pack",
       Kokkos::RangePolicy<ExecutionSpace>(space, 0, static_cast<int>(rows.extent(0))),
       KOKKOS_LAMBDA(int i) {
-        if constexpr (View::rank == 1)
-          rows(i, 0) = values(i);
-        else
-          for (int k = 0; k < c; ++k)
-            rows(i, k) = values(i, k);
+        for (int k = 0; k < c; ++k)
+          rows(i, k) = entry_value(values, i, k);
         if (with_gid)
           rows(i, c) = static_cast<double>(gids(i));
       });
@@ -119,11 +126,8 @@ void spatial_unpack(ExecutionSpace const& space, Rows const& rows, Order const& 
         int const from = first_gid >= 0 ? k : order(k);
         std::int64_t const i =
             first_gid >= 0 ? static_cast<std::int64_t>(rows(k, c)) - first_gid : std::int64_t(k);
-        if constexpr (Out::rank == 1)
-          out(i) = rows(from, 0);
-        else
-          for (int j = 0; j < c; ++j)
-            out(i, j) = rows(from, j);
+        for (int j = 0; j < c; ++j)
+          entry_value(out, i, j) = rows(from, j);
       });
 }
 

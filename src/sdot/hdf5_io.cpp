@@ -224,7 +224,10 @@ std::string type_name(hid_t type) {
 
 // IEEE 754 binary64 or binary32, little- or big-endian.
 bool ieee_float(hid_t type) {
-  for (hid_t ieee : {H5T_IEEE_F64LE, H5T_IEEE_F64BE, H5T_IEEE_F32LE, H5T_IEEE_F32BE})
+  // An array, not a braced list in the loop: HDF5's type macros hold a comma expression,
+  // which nvcc's front end rewrites into code that the host compiler refuses there.
+  hid_t const ieee_types[] = {H5T_IEEE_F64LE, H5T_IEEE_F64BE, H5T_IEEE_F32LE, H5T_IEEE_F32BE};
+  for (hid_t ieee : ieee_types)
     if (H5Tequal(type, ieee) > 0)
       return true;
   return false;

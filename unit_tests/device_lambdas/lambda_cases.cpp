@@ -137,4 +137,40 @@ inline void generic(Kokkos::View<int*> v) {
   f(0);
 }
 
+template <class V>
+void first_capture_in_if_constexpr(V v) {
+  run(KOKKOS_LAMBDA(int i) { // constexpr-if
+    if constexpr (V::rank == 1)
+      v(i) = 16;
+  });
+}
+
+template <class V>
+void captured_before_if_constexpr(V v) {
+  run(KOKKOS_LAMBDA(int i) { // accepted
+    auto const w = v;
+    if constexpr (V::rank == 1)
+      v(i) = 17;
+    (void)w;
+  });
+}
+
+template <class V>
+void lambda_locals_in_if_constexpr(V v) {
+  run(KOKKOS_LAMBDA(int i) { // accepted
+    int k = i;
+    if constexpr (V::rank == 1)
+      k += 1;
+    v(i) = k;
+  });
+}
+
+template <class V>
+void plain_if(V v) {
+  run(KOKKOS_LAMBDA(int i) { // accepted
+    if (V::rank == 1)
+      v(i) = 18;
+  });
+}
+
 } // namespace cases

@@ -325,6 +325,22 @@ TEST(SeedTree, PruningBoundsNeverRuleOutACut) {
     expect_sound_bounds(sdot_test::uniform_cloud(n, 0.1, 59 + n), 64);
 }
 
+namespace {
+
+/// Visits host seeds as the index's kernels visit a node's (for_each_seed), from host and device
+/// code alike (a host lambda passed to the kernels' functions would be host code only).
+struct SeedArray {
+  sdot::detail::Seed const* seeds;
+  std::size_t count;
+  template <class F>
+  KOKKOS_INLINE_FUNCTION void operator()(F const& f) const {
+    for (std::size_t k = 0; k < count; ++k)
+      f(seeds[k]);
+  }
+};
+
+} // namespace
+
 TEST(SeedTree, TrendSumsShiftToAParentFrame) {
   using sdot::detail::TreeNode;
   using sdot::detail::TrendSums;
@@ -338,10 +354,7 @@ TEST(SeedTree, TrendSumsShiftToAParentFrame) {
     for (auto& s : seeds)
       s = {part.xmin + unit(rng) * (part.xmax - part.xmin),
            part.ymin + unit(rng) * (part.ymax - part.ymin), 10 * (unit(rng) - 0.5)};
-    auto const for_each_seed = [&](auto const& f) {
-      for (auto const& s : seeds)
-        f(s);
-    };
+    SeedArray const for_each_seed{seeds.data(), seeds.size()};
     TrendSums const direct = sdot::detail::trend_sums_from_seeds(parent, for_each_seed);
     TrendSums shifted;
     sdot::detail::add_shifted_sums(shifted, parent,
@@ -372,10 +385,7 @@ TEST(SeedTree, QuadTrendsFromTheQuadsBelowMatchFitsToTheirSeeds) {
           if (mine.empty())
             return;
           sdot::detail::TreeNode expected{quad.xmin, quad.ymin, quad.xmax, quad.ymax, quad.wmax};
-          sdot::detail::bound_from_seeds(expected, [&](auto const& f) {
-            for (auto const& s : mine)
-              f(s);
-          });
+          sdot::detail::bound_from_seeds(expected, SeedArray{mine.data(), mine.size()});
           double const size = quad.half_width() + quad.half_height();
           EXPECT_NEAR(quad.gx, expected.gx, tolerance * (std::fabs(expected.gx) + size));
           EXPECT_NEAR(quad.gy, expected.gy, tolerance * (std::fabs(expected.gy) + size));
