@@ -523,10 +523,14 @@ struct SeedTree {
     std::int64_t const k = ((std::int64_t(slot + 1) << level) - 1) / size;
     return static_cast<int>((std::int64_t(1) << level) + k);
   }
+  /// The number, in `quads`, of the quad (qi, qj) of level `level` of block `b`.
+  KOKKOS_INLINE_FUNCTION int quad_number(int b, int level, int qi, int qj) const {
+    return quad_first(level * static_cast<int>(blocks.extent(0)) + b) +
+           qj * blocks(b).quad_columns(level) + qi;
+  }
   /// The quad (qi, qj) of level `level` of block `b`.
   KOKKOS_INLINE_FUNCTION TreeNode const& quad(int b, int level, int qi, int qj) const {
-    return quads(quad_first(level * static_cast<int>(blocks.extent(0)) + b) +
-                 qj * blocks(b).quad_columns(level) + qi);
+    return quads(quad_number(b, level, qi, qj));
   }
   /// Calls f(begin, end) with the slots of each row of the grid cells of quad (qi, qj) of level
   /// `level` of block `g` (2^(level+1) × 2^(level+1) cells; a row's seeds are consecutive
@@ -874,7 +878,7 @@ void compute_quad_bounds(ExecutionSpace const& space, SeedTree<MemorySpace> cons
           QuadSums out;
           out.wmin = sdot::compat::infinity<double>();
           out.known = 0;
-          int parts[4], nb_parts = 0; // the non-empty quads below, by number in `below`
+          int parts[4], nb_parts = 0; // the non-empty quads below (numbers in t.quads)
           if (l == 0) {
             NodeStats stats;
             for_each_seed([&](Seed const& p) {
@@ -887,8 +891,7 @@ void compute_quad_bounds(ExecutionSpace const& space, SeedTree<MemorySpace> cons
             for (int dj = 0; dj < 2; ++dj)
               for (int di = 0; di < 2; ++di)
                 if (2 * qi + di < g.quad_columns(l - 1) && 2 * qj + dj < g.quad_rows(l - 1)) {
-                  int const c = t.quad_first((l - 1) * nb_blocks + b) +
-                                (2 * qj + dj) * g.quad_columns(l - 1) + 2 * qi + di;
+                  int const c = t.quad_number(b, l - 1, 2 * qi + di, 2 * qj + dj);
                   TreeNode const& part = t.quads(c);
                   if (part.empty())
                     continue;
