@@ -166,8 +166,7 @@ class Checker:
         visit(lam)
         for first, last in statements:
             before = {key for offset, key in uses if offset < first}
-            late = sorted({key for offset, key in uses if first <= offset < last} - before)
-            if late:
+            if {key for offset, key in uses if first <= offset < last} - before:
                 self.report(lam, "constexpr-if",
                             "a variable is first captured inside `if constexpr` (nvcc refuses it)")
                 return

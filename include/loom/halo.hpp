@@ -5,6 +5,7 @@
 /// example the columns of its rows of a sparse matrix. Built once, run at every product.
 
 #include <loom/detail/alltoallv.hpp>
+#include <loom/detail/segments.hpp>
 #include <loom/error.hpp>
 #include <loom/ranks.hpp>
 #include <loom/row_blocks.hpp>
@@ -55,17 +56,6 @@ void number_extended_columns(ExecutionSpace const& space,
       });
 }
 
-/// Element (i, c) of a vector of rank 1 (c = 0) or 2.
-template <class View>
-KOKKOS_INLINE_FUNCTION auto& halo_element(View const& v, int i, int c) {
-  if constexpr (View::rank == 1) {
-    (void)c;
-    return v(i);
-  } else {
-    return v(i, c);
-  }
-}
-
 /// send(k, ·) = from(rows(k), ·), k < rows.extent(0).
 template <class ExecutionSpace, class From, class Buffer, class Rows>
 void pack_halo_rows(ExecutionSpace const& space, From const& from, Rows const& rows,
@@ -75,7 +65,7 @@ void pack_halo_rows(ExecutionSpace const& space, From const& from, Rows const& r
       "loom::Halo::pack", Kokkos::RangePolicy<ExecutionSpace>(space, 0, rows.extent(0)),
       KOKKOS_LAMBDA(int k) {
         for (int c = 0; c < components; ++c)
-          send(k, c) = halo_element(from, rows(k), c);
+          send(k, c) = detail::row_at(from, rows(k), c);
       });
 }
 
@@ -87,7 +77,7 @@ void unpack_halo_rows(ExecutionSpace const& space, Buffer const& recv, To const&
       "loom::Halo::unpack", Kokkos::RangePolicy<ExecutionSpace>(space, 0, recv.extent(0)),
       KOKKOS_LAMBDA(int k) {
         for (int c = 0; c < components; ++c)
-          halo_element(to, offset + k, c) = recv(k, c);
+          detail::row_at(to, offset + k, c) = recv(k, c);
       });
 }
 

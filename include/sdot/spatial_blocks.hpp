@@ -85,18 +85,9 @@ void spatial_indices(ExecutionSpace const& space, Rows const& rows, std::int64_t
       });
 }
 
-/// Value k of entry i of `view`, of rank 1 ([n], k = 0) or 2 ([n, c]). (A device lambda cannot
-/// choose between the two itself: nvcc refuses a variable first captured inside `if constexpr`.)
-template <class View>
-KOKKOS_INLINE_FUNCTION decltype(auto) entry_value(View const& view, std::int64_t i, int k) {
-  if constexpr (View::rank == 1)
-    return view(i);
-  else
-    return view(i, k);
-}
-
 /// Row i of `rows`: the values of entry i ([n] or [n, c]), then, when `rows` has one more
-/// column, gids(i).
+/// column, gids(i). (row_at chooses the rank: nvcc refuses a device lambda whose variable is
+/// first captured inside `if constexpr`.)
 template <class ExecutionSpace, class Rows, class View, class Gids>
 void spatial_pack(ExecutionSpace const& space, Rows const& rows, View const& values,
                   Gids const& gids) {
@@ -107,7 +98,7 @@ void spatial_pack(ExecutionSpace const& space, Rows const& rows, View const& val
       Kokkos::RangePolicy<ExecutionSpace>(space, 0, static_cast<int>(rows.extent(0))),
       KOKKOS_LAMBDA(int i) {
         for (int k = 0; k < c; ++k)
-          rows(i, k) = entry_value(values, i, k);
+          rows(i, k) = loom::detail::row_at(values, i, k);
         if (with_gid)
           rows(i, c) = static_cast<double>(gids(i));
       });
@@ -127,7 +118,7 @@ void spatial_unpack(ExecutionSpace const& space, Rows const& rows, Order const& 
         std::int64_t const i =
             first_gid >= 0 ? static_cast<std::int64_t>(rows(k, c)) - first_gid : std::int64_t(k);
         for (int j = 0; j < c; ++j)
-          entry_value(out, i, j) = rows(from, j);
+          loom::detail::row_at(out, i, j) = rows(from, j);
       });
 }
 
