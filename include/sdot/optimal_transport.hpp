@@ -89,6 +89,11 @@ struct OptimalTransportOptions {
   /// more Newton steps and diagram evaluations than the CG they save, and beyond ~0.1 they may
   /// stall the damping (docs/transport.md).
   double max_cg_tol = 0.01;
+  /// The linear solves also go on until the linear model keeps every cell's mass, all along
+  /// the step, at least at the threshold of min_mass_fraction: (b − J δ)_i ≤ target_i −
+  /// threshold on every row. The norm test alone may leave the residual on a few tiny cells,
+  /// which the linear model then empties, and the damping with it (docs/transport.md).
+  bool linear_model_keeps_cells = true;
   /// Conjugate-gradient iterations per Newton step at most.
   int max_cg = 20000;
   /// Preconditioner of the conjugate gradient.
@@ -567,6 +572,13 @@ private:
     // KMT's threshold: a fraction of the smallest target or initial mass, the same for all cells.
     threshold_ =
         options_.min_mass_fraction * ranks_.process_min(local_min(space_, measures_, targets_));
+    if (options_.linear_model_keeps_cells) {
+      // The residual's bounds: at the full step the linear model gives cell i the mass
+      // m_i + (J δ)_i = target_i − r_i (b's mean is rounding), at least the threshold when
+      // r_i ≤ target_i − threshold; along the step it goes linearly from m_i.
+      residual_bounds_ = alloc("sdot::ot::residual_bounds");
+      linear_combination(space_, residual_bounds_, targets_, 0.0, targets_, -threshold_);
+    }
     error_ = errors(measures_);
     report(NewtonProgress{});
   }
@@ -584,6 +596,8 @@ private:
     // From the second step on, CG starts from the multiple of the last direction nearest the
     // new one: damped steps change the weights, hence J and the right-hand side, little.
     bool const from_last = stats().newton_iterations > 1;
+    Kokkos::View<double const*, memory_space> const bounds = residual_bounds_;
+    auto const* const residual_bounds = options_.linear_model_keeps_cells ? &bounds : nullptr;
     ConjugateGradientResult cg;
     if (options_.preconditioner == CgPreconditioner::aggregation) {
       AggregationMultigrid<ExecutionSpace> multigrid(space_, jacobian.extended, jacobian.diagonal,
@@ -591,11 +605,13 @@ private:
                                                      options_.aggregation);
       multigrid.project_constants = true; // J's kernel: the constants
       cg = conjugate_gradient(space_, ranks_, jacobian.extended, jacobian.halo, jacobian.diagonal,
-                              rhs_, delta_, eta, options_.max_cg, &multigrid, from_last);
+                              rhs_, delta_, eta, options_.max_cg, &multigrid, from_last,
+                              residual_bounds);
     } else {
       cg = conjugate_gradient(space_, ranks_, jacobian.extended, jacobian.halo, jacobian.diagonal,
                               rhs_, delta_, eta, options_.max_cg,
-                              static_cast<JacobiPreconditioner const*>(nullptr), from_last);
+                              static_cast<JacobiPreconditioner const*>(nullptr), from_last,
+                              residual_bounds);
     }
     stats().cg_iterations += cg.iterations;
     delta_mean_ = ranks_.process_sum(local_sum(space_, delta_)) / double(blocks_.global_size());
@@ -653,6 +669,7 @@ private:
   loom::RowBlocks blocks_;
   OptimalTransportResult<memory_space> result_;
   Scalars weights_, measures_, rhs_, delta_, trial_;
+  Scalars residual_bounds_; ///< linear_model_keeps_cells: target − threshold
   Kokkos::View<int*, memory_space> order_;
   double threshold_ = 0, delta_mean_ = 0, last_step_ = 1;
   std::array<double, 2> error_{0, 0};
@@ -665,11 +682,12 @@ private:
 ///
 /// Damped Newton (Kitagawa, Mérigot, Thibert 2019): each step solves J δ = target − m on the
 /// zero-mean subspace (J, the Jacobian of the measures, has the constants in its kernel) by a
-/// preconditioned conjugate gradient (options.preconditioner), then halves the step until
-/// every cell keeps options.min_mass_fraction × min_j min(target_j, m_j(initial weights)) and
-/// the Euclidean error decreases by 1 − step/2 (the first step tried is four times the last
-/// one taken, at most 1). From the second step on, CG starts from the multiple of the last
-/// direction nearest the new one.
+/// preconditioned conjugate gradient (options.preconditioner; with
+/// options.linear_model_keeps_cells, until the linear model keeps every cell), then halves
+/// the step until every cell keeps options.min_mass_fraction × min_j min(target_j, m_j(initial
+/// weights)) and the Euclidean error decreases by 1 − step/2 (the first step tried is four
+/// times the last one taken, at most 1). From the second step on, CG starts from the multiple
+/// of the last direction nearest the new one.
 /// Steps have zero mean: the mean of the weights stays that of the initial weights.
 ///
 /// @param cells the diagram (OneProcessCells, or a type with the same members)

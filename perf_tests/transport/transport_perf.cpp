@@ -171,6 +171,8 @@ int main(int argc, char* argv[]) {
         options.max_cg_tol = std::stod(argv[++a]);
       else if (arg == "--fixed-cg-tol")
         options.adaptive_cg_tol = false;
+      else if (arg == "--norm-only-cg")
+        options.linear_model_keeps_cells = false;
       else if (arg == "--cg-tol" && a + 1 < argc)
         options.cg_tol = std::stod(argv[++a]);
       else if (arg == "--jacobi")
@@ -193,8 +195,16 @@ int main(int argc, char* argv[]) {
         kinds = {argv[++a]};
       else if (arg == "--time-steps" && a + 1 < argc)
         time_steps = std::stoi(argv[++a]);
-      else
+      else if (!arg.empty() && arg.find_first_not_of("0123456789") == std::string::npos)
         sizes.push_back(std::stoi(arg));
+      else {
+        std::fprintf(stderr,
+                     "usage: sdot_transport_perf [N...] [--cloud uniform|clustered] [--verbose] "
+                     "[--max-cg-tol T] [--cg-tol T] [--fixed-cg-tol] [--norm-only-cg] [--jacobi] "
+                     "[--aggregate-size K] [--sweeps K] [--omega W] [--coarse-scale S] [--cycle "
+                     "C] [--coarsest-size K] [--nb-boxes K] [--time-steps K]\n");
+        return arg == "--help" ? 0 : 1;
+      }
     }
     if (sizes.empty())
       sizes = {10000, 100000};

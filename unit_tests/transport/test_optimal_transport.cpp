@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <numeric>
 #include <string>
@@ -68,6 +69,21 @@ TEST(OptimalTransport, ClusteredSeedsMustGrowALot) {
   auto const s = solve(c, t, unit_square());
   expect_transport(c, t, unit_square(), s, 1e-10);
   EXPECT_LE(s.statistics.newton_iterations, 40);
+}
+
+TEST(OptimalTransport, ClusteredSeedsWithAndWithoutTheLinearModelKeepingCells) {
+  // linear_model_keeps_cells (the default) changes the directions, not the solution.
+  auto c = clustered_cloud(1000, 23);
+  for (auto& w : c.w)
+    w = 0;
+  auto const t = uniform_targets(c.x.size());
+  for (bool const keep : {true, false}) {
+    SCOPED_TRACE(keep ? "kept" : "norm only");
+    sdot::OptimalTransportOptions options;
+    options.linear_model_keeps_cells = keep;
+    auto const s = solve(c, t, unit_square(), {}, options);
+    expect_transport(c, t, unit_square(), s, 1e-10);
+  }
 }
 
 TEST(OptimalTransport, LatticeWithNonUniformTargets) {
@@ -552,6 +568,74 @@ TEST(OptimalTransport, ConjugateGradientFromAGuess) {
       plain_mean += v / n;
     for (int i = 0; i < n; ++i)
       EXPECT_EQ(x_zero_guess[i], plain_values[i] - plain_mean) << "row " << i;
+  }
+}
+
+TEST(OptimalTransport, ConjugateGradientGoesOnUntilEveryResidualIsWithinItsBound) {
+  // The solver's linear_model_keeps_cells: past the norm test, the CG goes on until
+  // r_i <= bound_i on every row. Checked on the true residual b - J x (host), for bounds that
+  // the plain solve leaves broken on some rows, and bounds that already hold (nothing changes,
+  // bit for bit). Jacobi and the multilevel preconditioner, at transport-like weights.
+  using Space = Kokkos::DefaultExecutionSpace;
+  auto c = uniform_cloud(300, 0, 46);
+  int const n = static_cast<int>(c.x.size());
+  for (int i = 0; i < n; ++i)
+    c.w[i] = 3e-3 * (std::sin(9 * c.x[i][0]) + std::cos(7 * c.x[i][1]));
+  auto const system = zero_mean_system(c);
+  auto const entries = host_entries(system.jacobian.global);
+  auto residual = [&](std::vector<double> const& x) {
+    std::vector<double> r = system.b;
+    for (auto const& [ij, v] : entries)
+      r[ij.first] -= v * x[ij.second];
+    return r;
+  };
+
+  Space space;
+  auto const multigrid = test_multigrid(space, system.jacobian, c);
+  for (bool const use_multigrid : {false, true}) {
+    SCOPED_TRACE(use_multigrid ? "multilevel" : "Jacobi");
+    auto solve = [&](Kokkos::View<double const*> const* bounds,
+                     sdot::detail::ConjugateGradientResult& result) {
+      Kokkos::View<double*> x("test::x", n);
+      auto const& j = system.jacobian;
+      result =
+          use_multigrid
+              ? sdot::detail::conjugate_gradient(space, loom::Ranks{}, j.extended, j.halo,
+                                                 j.diagonal, view_of(system.b), x, 0.05, 5000,
+                                                 &multigrid, false, bounds)
+              : sdot::detail::conjugate_gradient(
+                    space, loom::Ranks{}, j.extended, j.halo, j.diagonal, view_of(system.b), x,
+                    0.05, 5000, static_cast<sdot::detail::JacobiPreconditioner const*>(nullptr),
+                    false, bounds);
+      EXPECT_TRUE(result.converged);
+      return to_vector(x);
+    };
+    sdot::detail::ConjugateGradientResult plain, bounded, loose;
+    auto const x_plain = solve(nullptr, plain);
+    auto const r_plain = residual(x_plain);
+    double const largest = *std::max_element(r_plain.begin(), r_plain.end());
+    ASSERT_GT(largest, 0);
+
+    // A fifth of the plain solve's largest residual: broken on some rows.
+    std::vector<double> tight(n, 0.2 * largest);
+    int broken = 0;
+    for (double r : r_plain)
+      broken += r > tight[0];
+    EXPECT_GT(broken, 0);
+    Kokkos::View<double const*> const tight_view = view_of(tight);
+    auto const x_bounded = solve(&tight_view, bounded);
+    EXPECT_GT(bounded.iterations, plain.iterations);
+    EXPECT_LE(bounded.relative_residual, 0.05);
+    auto const r_bounded = residual(x_bounded);
+    for (int i = 0; i < n; ++i) // the recursive residual against the true one: rounding
+      EXPECT_LE(r_bounded[i], tight[i] + 1e-9 * largest) << "row " << i;
+
+    // Bounds that already hold: the same iterations and bits as without.
+    Kokkos::View<double const*> const loose_view = view_of(std::vector<double>(n, 2 * largest));
+    auto const x_loose = solve(&loose_view, loose);
+    EXPECT_EQ(loose.iterations, plain.iterations);
+    for (int i = 0; i < n; ++i)
+      EXPECT_EQ(x_loose[i], x_plain[i]) << "row " << i;
   }
 }
 

@@ -188,6 +188,21 @@ struct ConjugateGradientSteps {
     return ranks.process_sum(rr);
   }
 
+  /// Whether r_i ≤ bounds(i) on every row of every process (true without bounds). Collective
+  /// when `residual_bounds` is given (on every process alike).
+  template <class Bounds>
+  bool within(Bounds const* residual_bounds) const {
+    if (!residual_bounds)
+      return true;
+    auto const r = this->r;
+    auto const bounds = *residual_bounds;
+    int above = 0;
+    Kokkos::parallel_reduce(
+        "sdot::cg::residual_above_bound", Policy(space, 0, n),
+        KOKKOS_LAMBDA(int i, int& count) { count += r(i) > bounds(i) ? 1 : 0; }, above);
+    return ranks.process_max(double(above)) == 0;
+  }
+
   /// p = z + β p.
   void next_direction(double beta) {
     auto const p = this->p;
@@ -199,10 +214,12 @@ struct ConjugateGradientSteps {
 };
 
 /// Collective: solves A x = b by conjugate gradient preconditioned by diag(A)^{-1} (or by
-/// `preconditioner` when given), until |b − A x| ≤ tolerance |b| or `max_iterations`. It starts
-/// from x = 0, or, with `scale_guess`, from s g where g is x as given (a guess of the
-/// solution's direction, such as the solution of a nearby system) and s = g·b / g·A g, the
-/// multiple of g nearest the solution in A's norm (0 when g·A g is not positive).
+/// `preconditioner` when given), until |b − A x| ≤ tolerance |b| and, when `residual_bounds`
+/// is given (this process's rows; on every process or none), (b − A x)_i ≤ residual_bounds(i)
+/// on every row; or until `max_iterations`. It starts from x = 0, or, with `scale_guess`, from
+/// s g where g is x as given (a guess of the solution's direction, such as the solution of a
+/// nearby system) and s = g·b / g·A g, the multiple of g nearest the solution in A's norm (0
+/// when g·A g is not positive).
 ///
 /// A must be symmetric positive semi-definite with b in its range (for the Jacobian of the
 /// measures: b orthogonal to the constants); x then has an arbitrary constant part.
@@ -215,12 +232,14 @@ struct ConjugateGradientSteps {
 /// rounding-level mean of the residual, amplified by M⁻¹, makes x drift along the constants
 /// and the residual blow up once it is small (seen at relative residuals ~1e-5).
 template <class ExecutionSpace, class Matrix, class Diagonal, class Rhs, class Solution,
-          class Preconditioner = JacobiPreconditioner>
+          class Preconditioner = JacobiPreconditioner,
+          class Bounds = Kokkos::View<double const*, typename ExecutionSpace::memory_space>>
 ConjugateGradientResult
 conjugate_gradient(ExecutionSpace const& space, loom::Ranks const& ranks, Matrix const& matrix,
                    loom::Halo<ExecutionSpace> const& halo, Diagonal const& diagonal, Rhs const& b,
                    Solution const& x, double tolerance, int max_iterations,
-                   Preconditioner const* preconditioner = nullptr, bool scale_guess = false) {
+                   Preconditioner const* preconditioner = nullptr, bool scale_guess = false,
+                   Bounds const* residual_bounds = nullptr) {
   sdot::compat::ScopedRegion region("sdot::conjugate_gradient");
   int const n = static_cast<int>(b.extent(0));
   ConjugateGradientSteps<ExecutionSpace, Matrix> cg(space, ranks, matrix, halo, n);
@@ -241,7 +260,8 @@ conjugate_gradient(ExecutionSpace const& space, loom::Ranks const& ranks, Matrix
     return result;
   }
   result.relative_residual = std::sqrt(start[0]) / b_norm;
-  if (result.relative_residual <= tolerance) {
+  // The bounds are tested once the norm is small enough: one reduction per iteration after.
+  if (result.relative_residual <= tolerance && cg.within(residual_bounds)) {
     result.converged = true;
     return result;
   }
@@ -260,7 +280,7 @@ conjugate_gradient(ExecutionSpace const& space, loom::Ranks const& ranks, Matrix
     } else { // the update and r·r; then z = M⁻¹ r and r·z
       result.relative_residual = std::sqrt(cg.update(alpha, x)) / b_norm;
     }
-    if (result.relative_residual <= tolerance) {
+    if (result.relative_residual <= tolerance && cg.within(residual_bounds)) {
       result.converged = true;
       break;
     }
