@@ -89,10 +89,11 @@ struct OptimalTransportOptions {
   /// more Newton steps and diagram evaluations than the CG they save, and beyond ~0.1 they may
   /// stall the damping (docs/transport.md).
   double max_cg_tol = 0.01;
-  /// The linear solves also go on until the linear model keeps every cell's mass, all along
-  /// the step, at least at the threshold of min_mass_fraction: (b − J δ)_i ≤ target_i −
-  /// threshold on every row. The norm test alone may leave the residual on a few tiny cells,
-  /// which the linear model then empties, and the damping with it (docs/transport.md).
+  /// The linear solves also go on until the linear model keeps every cell's mass at least at
+  /// the threshold of min_mass_fraction up to the first step the damping tries, a_max:
+  /// (b − J δ)_i ≤ target_i − m_i + (m_i − threshold) / a_max on every row. The norm test
+  /// alone may leave the residual on a few tiny cells, which the linear model then empties,
+  /// and the damping with it (docs/transport.md).
   bool linear_model_keeps_cells = true;
   /// Conjugate-gradient iterations per Newton step at most.
   int max_cg = 20000;
@@ -572,13 +573,8 @@ private:
     // KMT's threshold: a fraction of the smallest target or initial mass, the same for all cells.
     threshold_ =
         options_.min_mass_fraction * ranks_.process_min(local_min(space_, measures_, targets_));
-    if (options_.linear_model_keeps_cells) {
-      // The residual's bounds: at the full step the linear model gives cell i the mass
-      // m_i + (J δ)_i = target_i − r_i (b's mean is rounding), at least the threshold when
-      // r_i ≤ target_i − threshold; along the step it goes linearly from m_i.
+    if (options_.linear_model_keeps_cells)
       residual_bounds_ = alloc("sdot::ot::residual_bounds");
-      linear_combination(space_, residual_bounds_, targets_, 0.0, targets_, -threshold_);
-    }
     error_ = errors(measures_);
     report(NewtonProgress{});
   }
@@ -596,7 +592,16 @@ private:
     // From the second step on, CG starts from the multiple of the last direction nearest the
     // new one: damped steps change the weights, hence J and the right-hand side, little.
     bool const from_last = stats().newton_iterations > 1;
+    // linear_model_keeps_cells: the masses of the linear model, m + a J δ = m + a (b − r) (b's
+    // mean is rounding), go linearly from m at a = 0 to m + a_max (t − m − r) at the first step
+    // the damping tries: at least the threshold ε all along when
+    // r ≤ t − m + (m − ε) / a_max = t + (1 / a_max − 1) m − ε / a_max.
     Kokkos::View<double const*, memory_space> const bounds = residual_bounds_;
+    if (options_.linear_model_keeps_cells) {
+      double const a_max = first_trial_step();
+      linear_combination(space_, residual_bounds_, targets_, 1 / a_max - 1, measures_,
+                         -threshold_ / a_max);
+    }
     auto const* const residual_bounds = options_.linear_model_keeps_cells ? &bounds : nullptr;
     ConjugateGradientResult cg;
     if (options_.preconditioner == CgPreconditioner::aggregation) {
@@ -620,13 +625,16 @@ private:
     return cg;
   }
 
+  /// The first step the damping tries: four times the last one taken, at most 1.
+  double first_trial_step() const { return std::fmin(1.0, 4 * last_step_); }
+
   /// Damping: halves the step along delta_ until no cell falls below the threshold and the
   /// error decreases by 1 − step × `promised` / 2; takes that step and returns it (`halvings`:
   /// how many halvings). The first step tried is four times the last one taken (at most 1):
   /// the damping needed changes slowly from one Newton step to the next, and a rejected trial
   /// is cheap (its diagram stops at the first cell below the threshold).
   double damped_step(double promised, int& halvings) {
-    double step = std::fmin(1.0, 4 * last_step_);
+    double step = first_trial_step();
     halvings = 0;
     for (;;) {
       linear_combination(space_, trial_, weights_, step, delta_, -step * delta_mean_);
@@ -669,7 +677,7 @@ private:
   loom::RowBlocks blocks_;
   OptimalTransportResult<memory_space> result_;
   Scalars weights_, measures_, rhs_, delta_, trial_;
-  Scalars residual_bounds_; ///< linear_model_keeps_cells: target − threshold
+  Scalars residual_bounds_; ///< linear_model_keeps_cells: each step's bounds of the residual
   Kokkos::View<int*, memory_space> order_;
   double threshold_ = 0, delta_mean_ = 0, last_step_ = 1;
   std::array<double, 2> error_{0, 0};
