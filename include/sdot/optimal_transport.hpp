@@ -596,12 +596,12 @@ private:
     // mean is rounding), go linearly from m at a = 0 to m + a_max (t − m − r) at the first step
     // the damping tries: at least the threshold ε all along when
     // r ≤ t − m + (m − ε) / a_max = t + (1 / a_max − 1) m − ε / a_max.
-    Kokkos::View<double const*, memory_space> const bounds = residual_bounds_;
     if (options_.linear_model_keeps_cells) {
       double const a_max = first_trial_step();
       linear_combination(space_, residual_bounds_, targets_, 1 / a_max - 1, measures_,
                          -threshold_ / a_max);
     }
+    Kokkos::View<double const*, memory_space> const bounds = residual_bounds_;
     auto const* const residual_bounds = options_.linear_model_keeps_cells ? &bounds : nullptr;
     ConjugateGradientResult cg;
     if (options_.preconditioner == CgPreconditioner::aggregation) {

@@ -467,16 +467,26 @@ ZeroMeanSystem zero_mean_system(Cloud const& c) {
 }
 
 /// The conjugate gradient on `system` from x (its guess with `scale_guess`), preconditioned
-/// by `preconditioner` (Jacobi when null).
+/// by `preconditioner` (Jacobi when null), with `residual_bounds` when given.
 template <class Preconditioner = sdot::detail::JacobiPreconditioner>
 sdot::detail::ConjugateGradientResult
 solve_system(ZeroMeanSystem const& system, Kokkos::View<double*> x, double tolerance,
              int max_iterations, Preconditioner const* preconditioner = nullptr,
-             bool scale_guess = false) {
+             bool scale_guess = false,
+             Kokkos::View<double const*> const* residual_bounds = nullptr) {
   auto const& j = system.jacobian;
   return sdot::detail::conjugate_gradient(Kokkos::DefaultExecutionSpace(), loom::Ranks{},
                                           j.extended, j.halo, j.diagonal, view_of(system.b), x,
-                                          tolerance, max_iterations, preconditioner, scale_guess);
+                                          tolerance, max_iterations, preconditioner, scale_guess,
+                                          residual_bounds);
+}
+
+/// n uniform seeds (random seed `seed`) at weights that move the cells off their seeds.
+Cloud cloud_with_cells_off_their_seeds(int n, unsigned seed) {
+  auto c = uniform_cloud(n, 0, seed);
+  for (std::size_t i = 0; i < c.x.size(); ++i)
+    c.w[i] = 3e-3 * (std::sin(9 * c.x[i][0]) + std::cos(7 * c.x[i][1]));
+  return c;
 }
 
 /// The multilevel preconditioner of the tests (coarsest level of at most 16 seeds) for the
@@ -519,10 +529,8 @@ TEST(OptimalTransport, ConjugateGradientFromAGuess) {
   // once; the solution plus a small error, in fewer iterations than from zero; g = 0 starts
   // from zero (the same bits). Jacobi and the multilevel preconditioner, at transport weights.
   using Space = Kokkos::DefaultExecutionSpace;
-  auto c = uniform_cloud(300, 0, 45);
+  auto const c = cloud_with_cells_off_their_seeds(300, 45);
   int const n = static_cast<int>(c.x.size());
-  for (int i = 0; i < n; ++i)
-    c.w[i] = 3e-3 * (std::sin(9 * c.x[i][0]) + std::cos(7 * c.x[i][1])); // cells off their seeds
   auto const system = zero_mean_system(c);
 
   Space space;
@@ -577,10 +585,8 @@ TEST(OptimalTransport, ConjugateGradientGoesOnUntilEveryResidualIsWithinItsBound
   // the plain solve leaves broken on some rows, and bounds that already hold (nothing changes,
   // bit for bit). Jacobi and the multilevel preconditioner, at transport-like weights.
   using Space = Kokkos::DefaultExecutionSpace;
-  auto c = uniform_cloud(300, 0, 46);
+  auto const c = cloud_with_cells_off_their_seeds(300, 46);
   int const n = static_cast<int>(c.x.size());
-  for (int i = 0; i < n; ++i)
-    c.w[i] = 3e-3 * (std::sin(9 * c.x[i][0]) + std::cos(7 * c.x[i][1]));
   auto const system = zero_mean_system(c);
   auto const entries = host_entries(system.jacobian.global);
   auto residual = [&](std::vector<double> const& x) {
@@ -597,16 +603,11 @@ TEST(OptimalTransport, ConjugateGradientGoesOnUntilEveryResidualIsWithinItsBound
     auto solve = [&](Kokkos::View<double const*> const* bounds,
                      sdot::detail::ConjugateGradientResult& result) {
       Kokkos::View<double*> x("test::x", n);
-      auto const& j = system.jacobian;
-      result =
-          use_multigrid
-              ? sdot::detail::conjugate_gradient(space, loom::Ranks{}, j.extended, j.halo,
-                                                 j.diagonal, view_of(system.b), x, 0.05, 5000,
-                                                 &multigrid, false, bounds)
-              : sdot::detail::conjugate_gradient(
-                    space, loom::Ranks{}, j.extended, j.halo, j.diagonal, view_of(system.b), x,
-                    0.05, 5000, static_cast<sdot::detail::JacobiPreconditioner const*>(nullptr),
-                    false, bounds);
+      result = use_multigrid
+                   ? solve_system(system, x, 0.05, 5000, &multigrid, false, bounds)
+                   : solve_system(system, x, 0.05, 5000,
+                                  static_cast<sdot::detail::JacobiPreconditioner const*>(nullptr),
+                                  false, bounds);
       EXPECT_TRUE(result.converged);
       return to_vector(x);
     };

@@ -196,11 +196,10 @@ struct ConjugateGradientSteps {
       return true;
     auto const r = this->r;
     auto const bounds = *residual_bounds;
-    int above = 0;
-    Kokkos::parallel_reduce(
-        "sdot::cg::residual_above_bound", Policy(space, 0, n),
-        KOKKOS_LAMBDA(int i, int& count) { count += r(i) > bounds(i) ? 1 : 0; }, above);
-    return ranks.process_max(double(above)) == 0;
+    int const first_above = first_failing(
+        space, "sdot::cg::residual_above_bound", n,
+        KOKKOS_LAMBDA(int i) { return r(i) <= bounds(i); });
+    return ranks.process_max(first_above < n ? 1.0 : 0.0) == 0;
   }
 
   /// p = z + β p.
