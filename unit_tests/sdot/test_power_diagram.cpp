@@ -628,6 +628,107 @@ TEST(PowerDiagram, WarmStartOnTheHardCases) {
   expect_warm_sequence_matches_reference(one, {{0.5}, {-3.0}}, unit_square());
 }
 
+TEST(PowerDiagram, WarmStartWidensThroughEachSecondNeighbourOnce) {
+  // The neighbour graph of a diagram (its polygons' edge sources, by input index) and, for each
+  // seed, the seeds for_each_second_neighbour visits (what a widened warm cell clips by),
+  // against the seeds two edges away in the graph. Every visit is in the graph's ring. Where
+  // cells meet three at a vertex (random seeds, at zero and at displacing weights), a seed
+  // whose neighbours have no edge on the boundary misses none of its ring, and repeats (a seed
+  // twice, or a neighbour) are rare: a seed enclosed by three others is the exception. Where
+  // four cells meet at every vertex (a lattice), seeds can be missed: what checks the cells
+  // then finds them.
+  struct Case {
+    Cloud cloud;
+    bool three_at_a_vertex;
+  };
+  for (Case const& test :
+       {Case{uniform_cloud(3000, 0, 2), true}, Case{displaced_cells_cloud(3000, 5), true},
+        Case{lattice_cloud(30), false}}) {
+    Cloud const& c = test.cloud;
+    sdot::PowerDiagramOptions options;
+    options.keep_polygons = true;
+    sdot::PowerDiagram<> pd(positions_view(c), weights_view(c), unit_square(), options);
+    auto const polygons = pd.cell_polygons();
+    auto const offsets = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), polygons.offsets);
+    auto const sources =
+        Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), polygons.edge_sources);
+    int const n = static_cast<int>(c.x.size());
+    sdot::detail::NeighbourGraph<Kokkos::HostSpace> graph;
+    graph.offsets = Kokkos::View<int*, Kokkos::HostSpace>("offsets", n + 1);
+    std::vector<int> slots;
+    std::vector<bool> on_boundary(n, false);
+    for (int i = 0; i < n; ++i) {
+      for (int k = offsets(i); k < offsets(i + 1); ++k)
+        if (sources(k) >= 0)
+          slots.push_back(sources(k));
+        else
+          on_boundary[i] = true;
+      graph.offsets(i + 1) = static_cast<int>(slots.size());
+    }
+    graph.slots = Kokkos::View<int*, Kokkos::HostSpace>("slots", slots.size());
+    std::copy(slots.begin(), slots.end(), graph.slots.data());
+    auto const neighbours = [&](int i) {
+      return std::vector<int>(slots.begin() + graph.offsets(i),
+                              slots.begin() + graph.offsets(i + 1));
+    };
+    int inner = 0;
+    long visits = 0, repeats = 0, missed = 0, ring_size = 0;
+    for (int s = 0; s < n; ++s) {
+      std::vector<int> visited;
+      EXPECT_FALSE(sdot::detail::for_each_second_neighbour(graph, s, [&](int t) {
+        visited.push_back(t);
+        return false;
+      }));
+      visits += static_cast<long>(visited.size());
+      auto const first = neighbours(s);
+      std::vector<int> around{s}; // s and the seeds one and two edges away
+      bool inside = !on_boundary[s];
+      for (int j : first) {
+        inside = inside && !on_boundary[j];
+        auto const more = neighbours(j);
+        around.insert(around.end(), more.begin(), more.end());
+      }
+      std::sort(around.begin(), around.end());
+      around.erase(std::unique(around.begin(), around.end()), around.end());
+      for (int t : visited)
+        EXPECT_TRUE(t != s && std::binary_search(around.begin(), around.end(), t))
+            << "seed " << s << " visits " << t;
+      std::vector<int> ring; // two edges away
+      for (int t : around)
+        if (t != s && std::find(first.begin(), first.end(), t) == first.end())
+          ring.push_back(t);
+      std::sort(visited.begin(), visited.end());
+      std::vector<int> in_ring, missing;
+      std::set_intersection(visited.begin(), visited.end(), ring.begin(), ring.end(),
+                            std::back_inserter(in_ring));
+      in_ring.erase(std::unique(in_ring.begin(), in_ring.end()), in_ring.end());
+      repeats += static_cast<long>(visited.size() - in_ring.size());
+      if (!inside)
+        continue;
+      ++inner;
+      ring_size += static_cast<long>(ring.size());
+      std::set_difference(ring.begin(), ring.end(), in_ring.begin(), in_ring.end(),
+                          std::back_inserter(missing));
+      missed += static_cast<long>(missing.size());
+      if (test.three_at_a_vertex)
+        EXPECT_TRUE(missing.empty()) << "seed " << s << " misses " << missing.size();
+    }
+    EXPECT_GT(inner, n / 5);
+    EXPECT_GT(ring_size, 0);
+    if (test.three_at_a_vertex)
+      EXPECT_LT(repeats, visits / 20) << visits << " visits";
+    // A visit that returns true stops the walk.
+    for (int s = 0; s < n; ++s) {
+      int calls = 0;
+      bool const stopped = sdot::detail::for_each_second_neighbour(graph, s, [&](int) {
+        ++calls;
+        return true;
+      });
+      EXPECT_EQ(calls, stopped ? 1 : 0);
+    }
+  }
+}
+
 TEST(PowerDiagram, WarmStartIsDeterministicAndAbandons) {
   auto const c = clustered_cloud(2000, 80);
   auto const w1 = displacing_weights(c, 3, 81), w2 = displacing_weights(c, 3.1, 81);

@@ -123,6 +123,57 @@ NeighbourGraph<MemorySpace> renumbered_graph(ExecutionSpace const& space,
   return out;
 }
 
+/// Calls visit(t) for the seeds t two edges away from slot s in `graph` (its neighbours'
+/// neighbours, s and its neighbours left out), each once, until visit returns true; returns
+/// whether it did. Each list runs in the order of its cell's edges (counterclockwise), so
+/// where the cells that made the graph meet three at a vertex, a neighbour j of s holds s at
+/// some position p, the neighbours of s that share s's vertices with j at p − 1 and p + 1,
+/// and at p − 2 the seed across j's edge with the one at p − 1, j', whose list holds it at
+/// p' + 2 (the order flips from a cell to its neighbour). So j's list is visited without s,
+/// without the neighbours of s at p ± 1, and without the entry at p − 2 when the one at p − 1
+/// is a neighbour of s. Where the cells did not meet that way (the domain's boundary, edges
+/// too short to tell apart, a neighbour's list without s), a seed can come twice, or a
+/// neighbour of s come too: the caller must allow for both (clip_by_other's `revisit`); a
+/// seed left out is left to what checks the cells (a wrong guess costs time, not exactness).
+template <class MemorySpace, class Visit>
+KOKKOS_INLINE_FUNCTION bool for_each_second_neighbour(NeighbourGraph<MemorySpace> const& graph,
+                                                      int s, Visit const& visit) {
+  int const begin = graph.offsets(s), end = graph.offsets(s + 1);
+  auto const is_neighbour = [&](int t) {
+    bool found = false;
+    for (int k = begin; k < end; ++k)
+      found |= graph.slots(k) == t;
+    return found;
+  };
+  for (int k = begin; k < end; ++k) {
+    int const j = graph.slots(k);
+    int const first = graph.offsets(j), size = graph.offsets(j + 1) - first;
+    int p = -1; // the position of s in j's list
+    for (int q = 0; q < size; ++q)
+      if (graph.slots(first + q) == s)
+        p = q;
+    // Positions skipped besides p (-1: none).
+    int after = -1, before = -1, across = -1;
+    if (p >= 0 && size >= 3) {
+      if (is_neighbour(graph.slots(first + (p + 1) % size)))
+        after = (p + 1) % size;
+      if (is_neighbour(graph.slots(first + (p + size - 1) % size))) {
+        before = (p + size - 1) % size;
+        if (size >= 4)
+          across = (p + size - 2) % size;
+      }
+    }
+    for (int q = 0; q < size; ++q) {
+      int const t = graph.slots(first + q);
+      if (q == after || q == before || q == across || t == s)
+        continue;
+      if (visit(t))
+        return true;
+    }
+  }
+  return false;
+}
+
 /// How a cell of the warm start stands.
 enum WarmState : int {
   warm_cell = 0,      ///< built from the earlier neighbours, certified so far
@@ -171,19 +222,11 @@ struct WarmCellsStep {
     bool stop = false;
     for (int k = begin; k < end && !stop; ++k)
       stop = clip_by_slot(graph.slots(k), false);
-    // The neighbours' neighbours: the first ones and some others come several times (an edge
-    // already made by a seed is left as it is).
+    // The neighbours' neighbours (for_each_second_neighbour).
     if (widen && !stop) {
       ClipResult const by_first_ring = result;
       result = ClipResult::unchanged;
-      for (int k = begin; k < end && !stop; ++k) {
-        int const j = graph.slots(k);
-        for (int q = graph.offsets(j); q < graph.offsets(j + 1) && !stop; ++q) {
-          int const t = graph.slots(q);
-          if (t != s)
-            stop = clip_by_slot(t, true);
-        }
-      }
+      stop = for_each_second_neighbour(graph, s, [&](int t) { return clip_by_slot(t, true); });
       if (result != ClipResult::unchanged && cut_by_second_ring.data())
         Kokkos::atomic_add(cut_by_second_ring.data(), 1);
       if (result == ClipResult::unchanged)
