@@ -8,7 +8,12 @@ namespace sdot {
 /// Settings of the multilevel aggregation preconditioner (docs/transport.md, "The
 /// preconditioner"). OptimalTransport checks each one and names the first out of its range.
 struct AggregationOptions {
-  /// Nodes per aggregate (consecutive along a Z-order curve), ≥ 2.
+  /// Levels, from the finest, whose aggregates follow the strongest couplings (two rounds of
+  /// pairwise matching: aggregates of up to 4 nodes), ≥ 0; the levels below them, and a level
+  /// where matching would coarsen by less than 2.5, take consecutive groups of
+  /// `aggregate_size` along the Z-order curve. 0: every level along the curve.
+  int matched_levels = 3;
+  /// Nodes per aggregate along the Z-order curve, ≥ 2.
   int aggregate_size = 4;
   /// Nodes of the coarsest level at most (a dense Cholesky factorisation there), ≥ 1.
   int coarsest_size = 256;

@@ -430,6 +430,7 @@ inline void check_transport_options(OptimalTransportOptions const& o) {
   check(o.max_halvings >= 0, "max_halvings", o.max_halvings, "≥ 0");
   check(o.max_cg >= 1, "max_cg", o.max_cg, "≥ 1");
   auto const& a = o.aggregation;
+  check(a.matched_levels >= 0, "aggregation.matched_levels", a.matched_levels, "≥ 0");
   check(a.aggregate_size >= 2, "aggregation.aggregate_size", a.aggregate_size, "≥ 2");
   check(a.coarsest_size >= 1, "aggregation.coarsest_size", a.coarsest_size, "≥ 1");
   check(a.sweeps >= 1, "aggregation.sweeps", a.sweeps, "≥ 1");
@@ -607,7 +608,7 @@ private:
     if (options_.preconditioner == CgPreconditioner::aggregation) {
       AggregationMultigrid<ExecutionSpace> multigrid(space_, jacobian.extended, jacobian.diagonal,
                                                      order_, ranks_.process_count() == 1,
-                                                     options_.aggregation);
+                                                     options_.aggregation, &aggregates_);
       multigrid.project_constants = true; // J's kernel: the constants
       cg = conjugate_gradient(space_, ranks_, jacobian.extended, jacobian.halo, jacobian.diagonal,
                               rhs_, delta_, eta, options_.max_cg, &multigrid, from_last,
@@ -679,6 +680,8 @@ private:
   Scalars weights_, measures_, rhs_, delta_, trial_;
   Scalars residual_bounds_; ///< linear_model_keeps_cells: each step's bounds of the residual
   Kokkos::View<int*, memory_space> order_;
+  /// The multilevel preconditioner's aggregates, from the first Newton step's Jacobian.
+  MultigridAggregates<memory_space> aggregates_;
   double threshold_ = 0, delta_mean_ = 0, last_step_ = 1;
   std::array<double, 2> error_{0, 0};
 };

@@ -8,8 +8,8 @@
 //   --fixed-cg-tol: the fixed cg_tol of earlier versions instead of forcing terms;
 //   --cg-tol X: the tightest forcing term (cg_tol)
 //   --jacobi: the Jacobi preconditioner instead of the multilevel aggregation;
-//   --aggregate-size K, --sweeps S, --omega W, --coarse-scale A, --coarsest-size M,
-//   --cycle C (1: V-cycle, 2: W-cycle): its settings;
+//   --matched-levels L, --aggregate-size K, --sweeps S, --omega W, --coarse-scale A,
+//   --coarsest-size M, --cycle C (1: V-cycle, 2: W-cycle): its settings;
 //   --nb-boxes K: the diagrams computed by K boxes (travelling cells) in this process
 //   --time-steps K: after the solve, K time steps: the seeds move by up to 0.05 spacings
 //   along a smooth field that vanishes on the square's sides (moved_along_field), and the
@@ -177,6 +177,8 @@ int main(int argc, char* argv[]) {
         options.cg_tol = std::stod(argv[++a]);
       else if (arg == "--jacobi")
         options.preconditioner = sdot::CgPreconditioner::jacobi;
+      else if (arg == "--matched-levels" && a + 1 < argc)
+        options.aggregation.matched_levels = std::stoi(argv[++a]);
       else if (arg == "--aggregate-size" && a + 1 < argc)
         options.aggregation.aggregate_size = std::stoi(argv[++a]);
       else if (arg == "--sweeps" && a + 1 < argc)
@@ -201,7 +203,8 @@ int main(int argc, char* argv[]) {
         std::fprintf(stderr,
                      "usage: sdot_transport_perf [N...] [--cloud uniform|clustered] [--verbose] "
                      "[--max-cg-tol T] [--cg-tol T] [--fixed-cg-tol] [--norm-only-cg] [--jacobi] "
-                     "[--aggregate-size K] [--sweeps K] [--omega W] [--coarse-scale S] [--cycle "
+                     "[--matched-levels L] [--aggregate-size K] [--sweeps K] [--omega W] "
+                     "[--coarse-scale S] [--cycle "
                      "C] [--coarsest-size K] [--nb-boxes K] [--time-steps K]\n");
         return arg == "--help" ? 0 : 1;
       }

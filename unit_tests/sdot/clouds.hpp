@@ -162,9 +162,9 @@ Kokkos::View<double*, MemorySpace> weights_view(Cloud const& c) {
 }
 
 template <class View>
-std::vector<double> to_vector(View v) {
+std::vector<typename View::non_const_value_type> to_vector(View v) {
   auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), v);
-  return std::vector<double>(h.data(), h.data() + h.size());
+  return std::vector<typename View::non_const_value_type>(h.data(), h.data() + h.size());
 }
 
 /// The positions as the rows of an [N, 2] array: x0, y0, x1, y1, ...

@@ -628,6 +628,25 @@ TEST(PowerDiagram, WarmStartOnTheHardCases) {
   expect_warm_sequence_matches_reference(one, {{0.5}, {-3.0}}, unit_square());
 }
 
+namespace {
+
+/// A visitor of for_each_second_neighbour (callable where the walk is): records the seeds it
+/// is given, up to `capacity`, counts them, and stops the walk at the first with `stop`.
+struct VisitedSeeds {
+  int* seeds;
+  int* count;
+  int capacity;
+  bool stop = false;
+  KOKKOS_INLINE_FUNCTION bool operator()(int t) const {
+    if (*count < capacity)
+      seeds[*count] = t;
+    ++*count;
+    return stop;
+  }
+};
+
+} // namespace
+
 TEST(PowerDiagram, WarmStartWidensThroughEachSecondNeighbourOnce) {
   // The neighbour graph of a diagram (its polygons' edge sources, by input index) and, for each
   // seed, the seeds for_each_second_neighbour visits (what a widened warm cell clips by),
@@ -674,11 +693,12 @@ TEST(PowerDiagram, WarmStartWidensThroughEachSecondNeighbourOnce) {
     int inner = 0;
     long visits = 0, repeats = 0, missed = 0, ring_size = 0;
     for (int s = 0; s < n; ++s) {
-      std::vector<int> visited;
-      EXPECT_FALSE(sdot::detail::for_each_second_neighbour(graph, s, [&](int t) {
-        visited.push_back(t);
-        return false;
-      }));
+      std::vector<int> visited(1024);
+      int count = 0;
+      EXPECT_FALSE(sdot::detail::for_each_second_neighbour(
+          graph, s, VisitedSeeds{visited.data(), &count, static_cast<int>(visited.size())}));
+      ASSERT_LE(count, static_cast<int>(visited.size()));
+      visited.resize(count);
       visits += static_cast<long>(visited.size());
       auto const first = neighbours(s);
       std::vector<int> around{s}; // s and the seeds one and two edges away
@@ -720,10 +740,8 @@ TEST(PowerDiagram, WarmStartWidensThroughEachSecondNeighbourOnce) {
     // A visit that returns true stops the walk.
     for (int s = 0; s < n; ++s) {
       int calls = 0;
-      bool const stopped = sdot::detail::for_each_second_neighbour(graph, s, [&](int) {
-        ++calls;
-        return true;
-      });
+      bool const stopped =
+          sdot::detail::for_each_second_neighbour(graph, s, VisitedSeeds{nullptr, &calls, 0, true});
       EXPECT_EQ(calls, stopped ? 1 : 0);
     }
   }

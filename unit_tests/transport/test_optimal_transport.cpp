@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <numeric>
 #include <string>
 
@@ -643,14 +644,17 @@ TEST(OptimalTransport, ConjugateGradientGoesOnUntilEveryResidualIsWithinItsBound
 namespace {
 
 /// The multilevel cycle as docs/transport.md and aggregation_multigrid.hpp describe it, on the
-/// host, written independently of the library's kernels: levels from consecutive aggregates
-/// of the Z-ordered rows (Galerkin products summed in a std::map), each level's matrix
+/// host, written independently of the library's kernels: levels from aggregates of the
+/// Z-ordered rows (matched along the strongest couplings on the first levels, consecutive
+/// below; Galerkin products summed in a std::map in the members' order), each level's matrix
 /// rounded to single precision for the cycle, the coarsest level solved densely in double
-/// (with s 1 1ᵀ for the singular Laplacian).
+/// (with s 1 1ᵀ for the singular Laplacian). With `aggregates_of`, the aggregates of that
+/// reference (kept from another matrix of the same rows).
 class ReferenceMultigrid {
 public:
   ReferenceMultigrid(SparseEntries const& fine, std::vector<double> const& diagonal,
-                     std::vector<int> const& order, sdot::AggregationOptions const& options)
+                     std::vector<int> const& order, sdot::AggregationOptions const& options,
+                     ReferenceMultigrid const* aggregates_of = nullptr)
       : options_(options) {
     int const n = static_cast<int>(order.size());
     std::vector<int> position(n);
@@ -668,15 +672,40 @@ public:
       level.inverse_diagonal[p] = d > 0 ? 1 / d : 1.0;
     }
     levels_.push_back(level);
-    while (levels_.back().size > options_.coarsest_size) {
-      Level const& f = levels_.back();
-      int const size = options_.aggregate_size;
+    bool matching = options_.matched_levels > 0;
+    for (std::size_t l = 0; aggregates_of ? l + 1 < aggregates_of->levels_.size()
+                                          : levels_.back().size > options_.coarsest_size;
+         ++l) {
+      Level& f = levels_.back();
+      if (aggregates_of) {
+        f.members = aggregates_of->levels_[l].members;
+      } else {
+        matching = matching && static_cast<int>(l) < options_.matched_levels;
+        if (matching) {
+          std::vector<std::vector<int>> nodes(f.size);
+          for (int i = 0; i < f.size; ++i)
+            nodes[i] = {i};
+          f.members = paired(f, paired(f, nodes));
+          matching = 2 * f.members.size() <= std::size_t(f.size) * 4 / 5;
+        }
+        if (!matching) {
+          int const size = options_.aggregate_size;
+          f.members.assign((f.size + size - 1) / size, {});
+          for (int i = 0; i < f.size; ++i)
+            f.members[i / size].push_back(i);
+        }
+      }
+      std::vector<int> aggregate(f.size);
+      for (std::size_t a = 0; a < f.members.size(); ++a)
+        for (int i : f.members[a])
+          aggregate[i] = static_cast<int>(a);
       Level c;
-      c.size = (f.size + size - 1) / size;
+      c.size = static_cast<int>(f.members.size());
       std::vector<std::map<int, double>> sums(c.size);
-      for (int i = 0; i < f.size; ++i)
-        for (auto const& [column, value] : f.rows[i])
-          sums[i / size][column / size] += value;
+      for (int a = 0; a < c.size; ++a)
+        for (int i : f.members[a])
+          for (auto const& [column, value] : f.rows[i])
+            sums[a][aggregate[column]] += value;
       c.rows.resize(c.size);
       c.inverse_diagonal.resize(c.size);
       for (int r = 0; r < c.size; ++r) {
@@ -691,6 +720,8 @@ public:
       levels_.push_back(c);
     }
   }
+
+  int levels() const { return static_cast<int>(levels_.size()); }
 
   std::vector<double> apply(std::vector<double> const& r, std::vector<int> const& order) const {
     std::vector<double> b(r.size()), z(r.size());
@@ -707,7 +738,63 @@ private:
     int size = 0;
     std::vector<std::vector<std::pair<int, double>>> rows;
     std::vector<double> inverse_diagonal;
+    std::vector<std::vector<int>> members; ///< of each aggregate, towards the next level
   };
+
+  /// Groups of `level`'s nodes paired along their strongest couplings (a group's coupling to
+  /// another: the strongest −a_ij between their nodes): each group's 4 strongest others (ties
+  /// to the lower group) that reach a quarter of its strongest; 2 rounds in which each unpaired
+  /// group proposes to its first unpaired one, mutual proposals pairing. A pair is numbered by
+  /// its lower group; its nodes are the lower group's, then the other's.
+  static std::vector<std::vector<int>> paired(Level const& level,
+                                              std::vector<std::vector<int>> const& groups) {
+    int const m = static_cast<int>(groups.size());
+    std::vector<int> group_of(level.size);
+    for (int g = 0; g < m; ++g)
+      for (int i : groups[g])
+        group_of[i] = g;
+    std::vector<std::vector<int>> candidates(m);
+    for (int g = 0; g < m; ++g) {
+      std::map<int, double> strongest;
+      for (int i : groups[g])
+        for (auto const& [column, value] : level.rows[i]) {
+          int const h = group_of[column];
+          if (h != g && -value > 0)
+            strongest[h] = std::max(strongest[h], -value);
+        }
+      std::vector<std::pair<double, int>> sorted; // (−strength, group): strongest, lower first
+      for (auto const& [h, v] : strongest)
+        sorted.push_back({-v, h});
+      std::sort(sorted.begin(), sorted.end());
+      for (std::size_t k = 0; k < sorted.size() && k < 4; ++k)
+        if (-sorted[k].first >= 0.25 * -sorted[0].first)
+          candidates[g].push_back(sorted[k].second);
+    }
+    std::vector<int> partner(m, -1), proposal(m);
+    for (int round = 0; round < 2; ++round) {
+      for (int g = 0; g < m; ++g) {
+        proposal[g] = -1;
+        if (partner[g] < 0)
+          for (int h : candidates[g])
+            if (partner[h] < 0) {
+              proposal[g] = h;
+              break;
+            }
+      }
+      for (int g = 0; g < m; ++g)
+        if (proposal[g] >= 0 && proposal[proposal[g]] == g)
+          partner[g] = proposal[g];
+    }
+    std::vector<std::vector<int>> pairs;
+    for (int g = 0; g < m; ++g)
+      if (partner[g] < 0 || partner[g] > g) {
+        pairs.push_back(groups[g]);
+        if (partner[g] > g)
+          pairs.back().insert(pairs.back().end(), groups[partner[g]].begin(),
+                              groups[partner[g]].end());
+      }
+    return pairs;
+  }
 
   /// b − A x with A's entries in single precision.
   static std::vector<double> residual(Level const& a, std::vector<double> const& b,
@@ -732,12 +819,12 @@ private:
     };
     for (int s = 0; s < options_.sweeps; ++s)
       sweep();
-    int const size = options_.aggregate_size;
     Level const& next = levels_[l + 1];
     std::vector<double> coarse_b(next.size, 0.0);
     auto const t = residual(a, b, x);
-    for (int i = 0; i < a.size; ++i)
-      coarse_b[i / size] += t[i];
+    for (int c = 0; c < next.size; ++c)
+      for (int i : a.members[c])
+        coarse_b[c] += t[i];
     auto coarse_x = cycle(l + 1, coarse_b);
     bool const last = l + 2 == static_cast<int>(levels_.size());
     for (int visit = 1; visit < options_.cycle && !last; ++visit) {
@@ -745,8 +832,9 @@ private:
       for (int i = 0; i < next.size; ++i)
         coarse_x[i] += e[i];
     }
-    for (int i = 0; i < a.size; ++i)
-      x[i] += options_.coarse_scale * coarse_x[i / size];
+    for (int c = 0; c < next.size; ++c)
+      for (int i : a.members[c])
+        x[i] += options_.coarse_scale * coarse_x[c];
     for (int s = 0; s < options_.sweeps; ++s)
       sweep();
     return x;
@@ -797,10 +885,7 @@ TEST(OptimalTransport, AggregationCycleMatchesAReferenceCycle) {
   auto const jacobian = sdot::measure_jacobian(pd, positions_view(c));
   Space space;
   auto const order_view = sdot::detail::morton_order(space, sdot::ConstPoints<>(positions_view(c)));
-  std::vector<int> order(n);
-  auto const order_host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), order_view);
-  for (int p = 0; p < n; ++p)
-    order[p] = order_host(p);
+  auto const order = to_vector(order_view);
   auto const diagonal = to_vector(jacobian.diagonal);
   auto const entries = host_entries(jacobian.extended);
   std::vector<double> r(n);
@@ -809,17 +894,20 @@ TEST(OptimalTransport, AggregationCycleMatchesAReferenceCycle) {
   std::vector<int> identity(n);
   std::iota(identity.begin(), identity.end(), 0);
   struct Case {
-    int aggregate_size, sweeps, cycle;
+    int matched_levels, aggregate_size, sweeps, cycle;
     bool ordered; // along the Z-order curve, or in the rows' order (no `order` given)
   };
-  for (Case const k :
-       {Case{4, 1, 2, true}, Case{2, 1, 2, true}, Case{8, 2, 2, true}, Case{3, 1, 2, true},
-        Case{4, 2, 1, true}, Case{5, 3, 3, true}, Case{4, 1, 2, false}}) {
-    SCOPED_TRACE("aggregates of " + std::to_string(k.aggregate_size) + ", " +
-                 std::to_string(k.sweeps) + " sweeps, cycle " + std::to_string(k.cycle) +
+  for (Case const k : {Case{3, 4, 1, 2, true}, Case{1, 4, 1, 2, true}, Case{9, 4, 2, 1, true},
+                       Case{3, 4, 1, 2, false}, Case{0, 4, 1, 2, true}, Case{0, 2, 1, 2, true},
+                       Case{0, 8, 2, 2, true}, Case{0, 3, 1, 2, true}, Case{0, 4, 2, 1, true},
+                       Case{0, 5, 3, 3, true}, Case{0, 4, 1, 2, false}}) {
+    SCOPED_TRACE(std::to_string(k.matched_levels) + " matched levels, aggregates of " +
+                 std::to_string(k.aggregate_size) + ", " + std::to_string(k.sweeps) +
+                 " sweeps, cycle " + std::to_string(k.cycle) +
                  (k.ordered ? ", Z order" : ", rows' order"));
     sdot::AggregationOptions options;
     options.coarsest_size = 20;
+    options.matched_levels = k.matched_levels;
     options.aggregate_size = k.aggregate_size;
     options.sweeps = k.sweeps;
     options.cycle = k.cycle;
@@ -831,10 +919,69 @@ TEST(OptimalTransport, AggregationCycleMatchesAReferenceCycle) {
     multigrid.apply(space, view_of(r), z);
     auto const got = to_vector(z);
     auto const& levels_order = k.ordered ? order : identity;
-    auto const expected =
-        ReferenceMultigrid(entries, diagonal, levels_order, options).apply(r, levels_order);
+    ReferenceMultigrid const reference(entries, diagonal, levels_order, options);
+    EXPECT_EQ(multigrid.levels(), reference.levels());
+    auto const expected = reference.apply(r, levels_order);
     double const scale = largest_magnitude(expected); // they agree to ~1e-14 of it
     for (int i = 0; i < n; ++i)
       ASSERT_NEAR(got[i], expected[i], 1e-12 * scale) << "row " << i;
   }
+}
+
+TEST(OptimalTransport, AggregationCycleKeepsTheAggregatesOfAnEarlierMatrix) {
+  // The aggregates computed for one Jacobian (MultigridAggregates) and used for the Jacobian of
+  // the same seeds at other weights, as the Newton steps of a solve use the first step's:
+  // the same levels, and the cycle of the second matrix on those aggregates, against the
+  // reference built the same way; a preconditioner of the first matrix built again from its
+  // own aggregates gives the same bits as the first.
+  using Space = Kokkos::DefaultExecutionSpace;
+  auto c = uniform_cloud(700, 0, 47);
+  int const n = static_cast<int>(c.x.size());
+  Space space;
+  auto const order_view = sdot::detail::morton_order(space, sdot::ConstPoints<>(positions_view(c)));
+  auto const order = to_vector(order_view);
+  sdot::PowerDiagram<> first(positions_view(c), weights_view(c), unit_square());
+  auto const j1 = sdot::measure_jacobian(first, positions_view(c));
+  for (int i = 0; i < n; ++i)
+    c.w[i] = 3e-3 * (std::sin(9 * c.x[i][0]) + std::cos(5 * c.x[i][1]));
+  sdot::PowerDiagram<> second(positions_view(c), weights_view(c), unit_square());
+  auto const j2 = sdot::measure_jacobian(second, positions_view(c));
+  std::vector<double> r(n);
+  for (int i = 0; i < n; ++i)
+    r[i] = std::cos(1.3 * i) - 0.4 * std::sin(0.7 * i);
+  sdot::AggregationOptions options;
+  options.coarsest_size = 20;
+  sdot::detail::MultigridAggregates<Space::memory_space> aggregates;
+  auto const apply = [&](auto const& jacobian) {
+    sdot::detail::AggregationMultigrid<Space> multigrid(space, jacobian.extended, jacobian.diagonal,
+                                                        order_view, true, options, &aggregates);
+    Kokkos::View<double*> z("test::z", n);
+    multigrid.apply(space, view_of(r), z);
+    return std::make_pair(multigrid.levels(), to_vector(z));
+  };
+  auto const [levels1, z1] = apply(j1); // computes the aggregates
+  ASSERT_FALSE(aggregates.empty());
+  EXPECT_EQ(static_cast<int>(aggregates.levels.size()) + 1, levels1);
+  EXPECT_FALSE(aggregates.levels.front().consecutive); // matched
+  auto const [again, z1_again] = apply(j1);
+  EXPECT_EQ(again, levels1);
+  EXPECT_EQ(z1_again, z1);
+  auto const [levels2, z2] = apply(j2);
+  ReferenceMultigrid const reference1(host_entries(j1.extended), to_vector(j1.diagonal), order,
+                                      options);
+  ReferenceMultigrid const reference2(host_entries(j2.extended), to_vector(j2.diagonal), order,
+                                      options, &reference1);
+  EXPECT_EQ(levels2, reference2.levels());
+  auto const expected = reference2.apply(r, order);
+  double const scale = largest_magnitude(expected);
+  for (int i = 0; i < n; ++i)
+    ASSERT_NEAR(z2[i], expected[i], 1e-12 * scale) << "row " << i;
+  // Another count of rows: refused by name.
+  auto const small = uniform_cloud(300, 0, 48);
+  sdot::PowerDiagram<> other(positions_view(small), weights_view(small), unit_square());
+  auto const j3 = sdot::measure_jacobian(other, positions_view(small));
+  auto const order3 = sdot::detail::morton_order(space, sdot::ConstPoints<>(positions_view(small)));
+  EXPECT_THROW(sdot::detail::AggregationMultigrid<Space>(space, j3.extended, j3.diagonal, order3,
+                                                         true, options, &aggregates),
+               std::invalid_argument);
 }

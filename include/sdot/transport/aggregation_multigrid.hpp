@@ -3,9 +3,15 @@
 // of a weighted graph Laplacian (the Jacobian of the measures): block Jacobi over processes,
 // each block approximately inverted by one symmetric W-cycle (V-cycle: AggregationOptions).
 //
-// - Aggregates: the seeds sorted along a Morton (Z-order) curve, consecutive groups of
-//   `aggregate_size`; the coarse nodes keep that order, so the next level groups consecutive
-//   coarse nodes, and so on (one sort per transport solve: positions() do not change).
+// - Numbering: the seeds sorted along a Morton (Z-order) curve (one sort per transport solve:
+//   positions() do not change); every level keeps that order.
+// - Aggregates: on the first `matched_levels` levels, two rounds of pairwise matching along
+//   the strongest couplings (mg_match: each node proposes to its strongest unmatched
+//   neighbour, −a_ij ≥ 0.25 max_k −a_ik, and mutual proposals pair up, over a few rounds;
+//   then the same on the Galerkin matrix of the pairs): aggregates of up to 4 nodes that follow
+//   the couplings, which at transport weights are far from isotropic. Coarse nodes are
+//   numbered in the order of their first node, so they keep the curve's order. Below, or where
+//   matching would coarsen by less than 2.5, consecutive groups of `aggregate_size` along it.
 // - Prolongation: piecewise constant (unsmoothed aggregation); coarse matrices by the Galerkin
 //   product Pᵀ A P, assembled per coarse row (entries kept sorted by column, each summed in the
 //   fine entries' order: the same bits on every run).
@@ -43,6 +49,7 @@
 #include <Kokkos_Core.hpp>
 
 #include <cstdint>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
@@ -67,8 +74,26 @@ struct MultigridLevel {
   Kokkos::View<float*, MemorySpace> sliced_values;
   /// To the next level: node → coarse node, and each coarse node's nodes.
   Kokkos::View<int*, MemorySpace> aggregate, member_offsets, members;
+  /// Whether the aggregates are consecutive groups of `aggregate_size` (else matched).
+  bool consecutive_aggregates = true;
   Vector b, x, t;
   Vector r, e; ///< a W-cycle's second visit: its residual, and the first visit's solution
+};
+
+/// The aggregates of every level but the coarsest, and so the levels' sizes: computed by the
+/// first AggregationMultigrid of a transport solve and kept for the next ones (whose
+/// matrices have the same rows: Newton steps of the same seeds), which then only form the
+/// Galerkin products of their own matrices. Empty until then.
+template <class MemorySpace>
+struct MultigridAggregates {
+  struct Level {
+    int coarse_size = 0;
+    bool consecutive = true;
+    Kokkos::View<int*, MemorySpace> aggregate, member_offsets, members;
+  };
+  int fine_size = 0;
+  std::vector<Level> levels;
+  bool empty() const { return levels.empty() && fine_size == 0; }
 };
 
 /// Calls finish(first, s) for each slice of 8 rows of `level` (rows first to first + 7), s[r]
@@ -211,14 +236,15 @@ void mg_restrict(ExecutionSpace const& space, MultigridLevel<MemorySpace> const&
 }
 
 /// coarse_b(I) = Σ_{m in I} (b − A x)(m), the sums in mg_restrict's order; `t` holds b − A x
-/// on the way when the aggregates (consecutive groups of `aggregate_size` nodes) do not tile the
-/// slices of 8 rows.
+/// on the way unless the aggregates are consecutive groups of `aggregate_size` nodes that tile
+/// the slices of 8 rows (matched aggregates: a residual pass, then the sums by members; one
+/// kernel per aggregate reading its members' rows in their slices took 1.8× as long).
 template <class ExecutionSpace, class MemorySpace, class B, class X, class T, class C>
 void mg_restrict_residual(ExecutionSpace const& space, MultigridLevel<MemorySpace> const& level,
                           B const& b, X const& x, T const& t, C const& coarse_b, int coarse_size,
                           int aggregate_size) {
   constexpr int rows = MultigridLevel<MemorySpace>::slice_rows;
-  if (rows % aggregate_size != 0) {
+  if (rows % aggregate_size != 0 || !level.consecutive_aggregates) {
     mg_residual(space, level, b, x, t);
     mg_restrict(space, level, t, coarse_b, coarse_size);
     return;
@@ -354,6 +380,193 @@ int mg_aggregate(ExecutionSpace const& space, MultigridLevel<MemorySpace>& level
   return coarse_size;
 }
 
+/// Groups of nodes, each node alone (`singletons`) or the groups of an earlier aggregation.
+template <class MemorySpace>
+struct MatchedGroups {
+  bool singletons;
+  Kokkos::View<int*, MemorySpace> offsets, members;
+  KOKKOS_INLINE_FUNCTION int size(int g) const {
+    return singletons ? 1 : offsets(g + 1) - offsets(g);
+  }
+  KOKKOS_INLINE_FUNCTION int member(int g, int k) const {
+    return singletons ? g : members(offsets(g) + k);
+  }
+};
+
+/// A pairwise matching of the groups of nodes of `level` (its compressed rows, a weighted
+/// graph Laplacian: couplings −a_ij > 0; `group_of`: the group of each node, empty when each
+/// node is its own) along their strongest couplings, two groups being as strongly coupled as
+/// their strongest pair of nodes: partner(g) is the group g is paired with, or −1. Each group
+/// keeps its `match_candidates` most strongly coupled groups among those coupled at least
+/// β times its strongest coupling (ties to the lower group); in each of `rounds` rounds every
+/// unpaired group proposes to its first unpaired candidate, and two groups that propose to
+/// each other pair up. The same pairs on every backend and run.
+inline constexpr int match_candidates = 4;
+template <class ExecutionSpace, class MemorySpace>
+Kokkos::View<int*, MemorySpace>
+mg_match(ExecutionSpace const& space, MultigridLevel<MemorySpace> const& level,
+         MatchedGroups<MemorySpace> const& groups, Kokkos::View<int*, MemorySpace> group_of,
+         int size, int rounds, double beta = 0.25) {
+  using Policy = Kokkos::RangePolicy<ExecutionSpace>;
+  constexpr int kept = match_candidates;
+  auto const row_map = level.row_map;
+  auto const columns = level.columns;
+  auto const values = level.values;
+  bool const singletons = group_of.extent(0) == 0;
+  Kokkos::View<int*, MemorySpace> partner(Kokkos::view_alloc(space, "sdot::mg::partner"), size);
+  auto const proposal = uninitialized_view<int*>(space, "sdot::mg::proposal", size);
+  auto const candidates =
+      uninitialized_view<int*>(space, "sdot::mg::match_candidates", std::size_t(kept) * size);
+  Kokkos::parallel_for(
+      "sdot::mg::match_candidates", Policy(space, 0, size), KOKKOS_LAMBDA(int g) {
+        int best[kept];
+        double strength[kept];
+        for (int c = 0; c < kept; ++c) {
+          best[c] = -1;
+          strength[c] = 0;
+        }
+        // The strongest coupling to each other group, kept in the top `kept` (sorted).
+        for (int k = 0; k < groups.size(g); ++k) {
+          int const i = groups.member(g, k);
+          for (int e = row_map(i); e < row_map(i + 1); ++e) {
+            int h = singletons ? columns(e) : group_of(columns(e));
+            double v = -values(e);
+            if (h == g || !(v > 0))
+              continue;
+            int c = 0; // h's place, or the first empty one
+            while (c < kept && best[c] >= 0 && best[c] != h)
+              ++c;
+            if (c < kept && best[c] == h) {
+              if (v <= strength[c])
+                continue;
+              for (int d = c; d + 1 < kept; ++d) { // h taken out, put back below
+                best[d] = best[d + 1];
+                strength[d] = strength[d + 1];
+              }
+              best[kept - 1] = -1;
+              strength[kept - 1] = 0;
+            }
+            // Insert (v, h), stronger first, ties to the lower group.
+            for (c = 0; c < kept; ++c)
+              if (best[c] < 0 || v > strength[c] || (v == strength[c] && h < best[c])) {
+                for (int d = c; d < kept; ++d) {
+                  int const bh = best[d];
+                  double const bv = strength[d];
+                  best[d] = h;
+                  strength[d] = v;
+                  h = bh;
+                  v = bv;
+                  if (h < 0)
+                    break;
+                }
+                break;
+              }
+          }
+        }
+        for (int c = 0; c < kept; ++c)
+          candidates(std::size_t(kept) * g + c) =
+              best[c] >= 0 && strength[c] >= beta * strength[0] ? best[c] : -1;
+        partner(g) = -1;
+      });
+  for (int round = 0; round < rounds; ++round) {
+    Kokkos::parallel_for(
+        "sdot::mg::match_propose", Policy(space, 0, size), KOKKOS_LAMBDA(int g) {
+          int choice = -1;
+          if (partner(g) < 0)
+            for (int c = 0; c < kept && choice < 0; ++c) {
+              int const h = candidates(std::size_t(kept) * g + c);
+              if (h < 0)
+                break;
+              if (partner(h) < 0)
+                choice = h;
+            }
+          proposal(g) = choice;
+        });
+    Kokkos::parallel_for(
+        "sdot::mg::match_pair", Policy(space, 0, size), KOKKOS_LAMBDA(int g) {
+          int const h = proposal(g);
+          if (h >= 0 && proposal(h) == g)
+            partner(g) = h;
+        });
+  }
+  return partner;
+}
+
+/// Aggregates of `level` from groups of nodes of an earlier level: group g of `inner` (its
+/// member_offsets and members, `inner_size` groups, over the nodes of `level`) paired by
+/// `partner` (−1: alone) with another group; each pair, or lone group, becomes one aggregate,
+/// numbered in the order of its lower group, its members those of its lower group then those
+/// of the other. Without `inner` (empty offsets) every node is its own group. Returns the
+/// number of aggregates.
+template <class ExecutionSpace, class MemorySpace>
+int mg_pair_aggregates(ExecutionSpace const& space, MultigridLevel<MemorySpace>& level,
+                       MatchedGroups<MemorySpace> const& groups, int inner_size,
+                       Kokkos::View<int*, MemorySpace> partner) {
+  using Policy = Kokkos::RangePolicy<ExecutionSpace>;
+  // Counts at the lower group of each aggregate (0 elsewhere), then offsets.
+  auto const offsets = uninitialized_view<int*>(space, "sdot::mg::pair_offsets", inner_size + 1);
+  Kokkos::parallel_for(
+      "sdot::mg::pair_counts", Policy(space, 0, inner_size), KOKKOS_LAMBDA(int g) {
+        int const p = partner(g);
+        offsets(g) = p >= 0 && p < g ? 0 : groups.size(g) + (p >= 0 ? groups.size(p) : 0);
+      });
+  exclusive_scan(space, "sdot::mg::pair_offsets",
+                 Kokkos::subview(offsets, Kokkos::make_pair(0, inner_size)), offsets);
+  // The aggregate of each lower group: the count of lower groups before it.
+  auto const number = uninitialized_view<int*>(space, "sdot::mg::pair_number", inner_size + 1);
+  Kokkos::parallel_for(
+      "sdot::mg::pair_leaders", Policy(space, 0, inner_size), KOKKOS_LAMBDA(int g) {
+        int const p = partner(g);
+        number(g) = p >= 0 && p < g ? 0 : 1;
+      });
+  int const coarse_size =
+      exclusive_scan(space, "sdot::mg::pair_number",
+                     Kokkos::subview(number, Kokkos::make_pair(0, inner_size)), number);
+  level.member_offsets =
+      uninitialized_view<int*>(space, "sdot::mg::member_offsets", coarse_size + 1);
+  level.members = uninitialized_view<int*>(space, "sdot::mg::members", level.size);
+  level.aggregate = uninitialized_view<int*>(space, "sdot::mg::aggregate", level.size);
+  auto const member_offsets = level.member_offsets;
+  auto const members = level.members;
+  auto const aggregate = level.aggregate;
+  int const n = level.size;
+  Kokkos::parallel_for(
+      "sdot::mg::pair_members", Policy(space, 0, inner_size), KOKKOS_LAMBDA(int g) {
+        int const p = partner(g);
+        if (p >= 0 && p < g)
+          return;
+        int const c = number(g);
+        int next = offsets(g);
+        member_offsets(c) = next;
+        if (c + 1 == coarse_size)
+          member_offsets(coarse_size) = n;
+        for (int k = 0; k < groups.size(g); ++k) {
+          members(next) = groups.member(g, k);
+          aggregate(members(next++)) = c;
+        }
+        if (p >= 0)
+          for (int k = 0; k < groups.size(p); ++k) {
+            members(next) = groups.member(p, k);
+            aggregate(members(next++)) = c;
+          }
+      });
+  level.consecutive_aggregates = false;
+  return coarse_size;
+}
+
+/// Aggregates of up to 4 nodes along the strongest couplings of `level` (its compressed rows):
+/// pairs of nodes, then pairs of those pairs (mg_match). Returns the number of aggregates.
+template <class ExecutionSpace, class MemorySpace>
+int mg_aggregate_by_matching(ExecutionSpace const& space, MultigridLevel<MemorySpace>& level) {
+  constexpr int rounds = 2;
+  MatchedGroups<MemorySpace> const nodes{true, {}, {}};
+  int const pairs = mg_pair_aggregates(space, level, nodes, level.size,
+                                       mg_match(space, level, nodes, {}, level.size, rounds));
+  MatchedGroups<MemorySpace> const paired{false, level.member_offsets, level.members};
+  return mg_pair_aggregates(space, level, paired, pairs,
+                            mg_match(space, level, paired, level.aggregate, pairs, rounds));
+}
+
 /// The finest level: `matrix` with its rows and columns renumbered along `order` (p ↦ row;
 /// identity when empty; columns ≥ its rows, other processes', left out), each row's
 /// entries in their order (the same sums, in the same order, as in `matrix`), with the inverse
@@ -425,19 +638,39 @@ public:
   /// @param order this process's rows in Z order (morton_order() of its seeds)
   /// @param singular true when the block is the whole Laplacian (one process): constants in
   ///        its kernel
+  /// @param aggregates the levels' aggregates: used when given and not empty (the same rows as
+  ///        `matrix`), else computed and, when given, stored there
   template <class Matrix, class Diagonal>
   AggregationMultigrid(ExecutionSpace const& space, Matrix const& matrix, Diagonal const& diagonal,
                        Kokkos::View<int*, memory_space> order, bool singular,
-                       AggregationOptions const& options = {})
+                       AggregationOptions const& options = {},
+                       MultigridAggregates<memory_space>* aggregates = nullptr)
       : options_(options) {
     sdot::compat::ScopedRegion region("sdot::AggregationMultigrid::setup");
     order_ = order;
     levels_.push_back(mg_fine_level(space, matrix, diagonal, order));
-    while (levels_.back().size > options_.coarsest_size && options_.aggregate_size > 1) {
-      auto& level = levels_.back();
-      int const coarse_size = mg_aggregate(space, level, options_.aggregate_size);
-      auto coarse = mg_coarsen(space, level, coarse_size);
-      levels_.push_back(coarse);
+    if (aggregates && !aggregates->empty()) {
+      if (aggregates->fine_size != levels_.back().size)
+        throw std::invalid_argument("sdot::AggregationMultigrid: aggregates of " +
+                                    std::to_string(aggregates->fine_size) + " rows for " +
+                                    std::to_string(levels_.back().size));
+      for (auto const& kept : aggregates->levels) {
+        auto& level = levels_.back();
+        level.aggregate = kept.aggregate;
+        level.member_offsets = kept.member_offsets;
+        level.members = kept.members;
+        level.consecutive_aggregates = kept.consecutive;
+        levels_.push_back(mg_coarsen(space, level, kept.coarse_size));
+      }
+    } else {
+      build_levels(space);
+      if (aggregates) {
+        aggregates->fine_size = levels_.front().size;
+        for (std::size_t l = 0; l + 1 < levels_.size(); ++l)
+          aggregates->levels.push_back({levels_[l + 1].size, levels_[l].consecutive_aggregates,
+                                        levels_[l].aggregate, levels_[l].member_offsets,
+                                        levels_[l].members});
+      }
     }
     factor_coarsest(space, singular);
     for (auto& level : levels_) {
@@ -452,6 +685,25 @@ public:
         level.r = alloc("sdot::mg::r");
         level.e = alloc("sdot::mg::e");
       }
+    }
+  }
+
+  /// The coarse levels below the finest: matched aggregates on the first `matched_levels`,
+  /// then consecutive ones, down to `coarsest_size` nodes.
+  void build_levels(ExecutionSpace const& space) {
+    bool matching = options_.matched_levels > 0;
+    while (levels_.back().size > options_.coarsest_size && options_.aggregate_size > 1) {
+      auto& level = levels_.back();
+      matching = matching && static_cast<int>(levels_.size()) <= options_.matched_levels;
+      int coarse_size = matching ? mg_aggregate_by_matching(space, level) : 0;
+      if (matching && 2 * coarse_size > level.size * 4 / 5) // coarsens by less than 2.5
+        matching = false;
+      if (!matching) {
+        level.consecutive_aggregates = true;
+        coarse_size = mg_aggregate(space, level, options_.aggregate_size);
+      }
+      auto coarse = mg_coarsen(space, level, coarse_size);
+      levels_.push_back(coarse);
     }
   }
 
