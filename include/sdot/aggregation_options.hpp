@@ -9,10 +9,11 @@ namespace sdot {
 /// preconditioner"). OptimalTransport checks each one and names the first out of its range.
 struct AggregationOptions {
   /// Levels, from the finest, whose aggregates follow the strongest couplings (two rounds of
-  /// pairwise matching: aggregates of up to 4 nodes), ≥ 0; the levels below them, and a level
+  /// pairwise matching: aggregates of up to 4 nodes), ≥ −1; the levels below them, and a level
   /// where matching would coarsen by less than 2.5, take consecutive groups of
-  /// `aggregate_size` along the Z-order curve. 0: every level along the curve.
-  int matched_levels = 3;
+  /// `aggregate_size` along the Z-order curve. 0: every level along the curve. −1 (the
+  /// default): 3 when the solve runs on one process, 0 on several (matched_levels_used()).
+  int matched_levels = -1;
   /// Nodes per aggregate along the Z-order curve, ≥ 2.
   int aggregate_size = 4;
   /// Nodes of the coarsest level at most (a dense Cholesky factorisation there), ≥ 1.
@@ -27,5 +28,16 @@ struct AggregationOptions {
   /// W-cycle (the default: about 40 % fewer CG iterations for about 1.5× the work per cycle).
   int cycle = 2;
 };
+
+/// The matched levels a solve uses: `options.matched_levels`, or where it is −1, 3 on one
+/// process and 0 on several. Matched aggregates take about half the CG iterations of
+/// aggregates along the curve on one process, for ~1.5× the work per cycle; across processes
+/// the block Jacobi over processes bounds the iterations, and they removed few of them
+/// (docs/transport.md, "The preconditioner").
+inline int matched_levels_used(AggregationOptions const& options, bool one_process) {
+  if (options.matched_levels >= 0)
+    return options.matched_levels;
+  return one_process ? 3 : 0;
+}
 
 } // namespace sdot

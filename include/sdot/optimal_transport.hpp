@@ -430,7 +430,8 @@ inline void check_transport_options(OptimalTransportOptions const& o) {
   check(o.max_halvings >= 0, "max_halvings", o.max_halvings, "≥ 0");
   check(o.max_cg >= 1, "max_cg", o.max_cg, "≥ 1");
   auto const& a = o.aggregation;
-  check(a.matched_levels >= 0, "aggregation.matched_levels", a.matched_levels, "≥ 0");
+  check(a.matched_levels >= -1, "aggregation.matched_levels", a.matched_levels,
+        "≥ −1 (−1: 3 on one process, 0 on several)");
   check(a.aggregate_size >= 2, "aggregation.aggregate_size", a.aggregate_size, "≥ 2");
   check(a.coarsest_size >= 1, "aggregation.coarsest_size", a.coarsest_size, "≥ 1");
   check(a.sweeps >= 1, "aggregation.sweeps", a.sweeps, "≥ 1");

@@ -257,6 +257,8 @@ TEST(OptimalTransport, NamesTheOptionOutOfItsRange) {
   expect_error([](O& o) { o.max_newton = -1; }, {"options.max_newton is -1"});
   expect_error([](O& o) { o.max_halvings = -3; }, {"options.max_halvings is -3"});
   expect_error([](O& o) { o.max_cg = 0; }, {"options.max_cg is 0"});
+  expect_error([](O& o) { o.aggregation.matched_levels = -2; },
+               {"options.aggregation.matched_levels is -2", "≥ −1"});
   expect_error([](O& o) { o.aggregation.aggregate_size = 1; },
                {"options.aggregation.aggregate_size is 1", "≥ 2"});
   expect_error([](O& o) { o.aggregation.coarsest_size = 0; },
@@ -928,6 +930,34 @@ TEST(OptimalTransport, AggregationCycleMatchesAReferenceCycle) {
   }
 }
 
+TEST(OptimalTransport, MatchedLevelsByDefaultOnOneProcessOnly) {
+  // The default −1: 3 matched levels on one process, none on several; a value ≥ 0 as given.
+  sdot::AggregationOptions options;
+  EXPECT_EQ(options.matched_levels, -1);
+  EXPECT_EQ(sdot::matched_levels_used(options, true), 3);
+  EXPECT_EQ(sdot::matched_levels_used(options, false), 0);
+  options.matched_levels = 2;
+  EXPECT_EQ(sdot::matched_levels_used(options, true), 2);
+  EXPECT_EQ(sdot::matched_levels_used(options, false), 2);
+  // The preconditioner of one process's whole Laplacian matches its first level by default;
+  // the block of one of several processes does not.
+  using Space = Kokkos::DefaultExecutionSpace;
+  auto const c = uniform_cloud(400, 0, 49);
+  sdot::PowerDiagram<> pd(positions_view(c), weights_view(c), unit_square());
+  auto const jacobian = sdot::measure_jacobian(pd, positions_view(c));
+  Space space;
+  auto const order = sdot::detail::morton_order(space, sdot::ConstPoints<>(positions_view(c)));
+  sdot::AggregationOptions defaults;
+  defaults.coarsest_size = 20;
+  for (bool one_process : {true, false}) {
+    sdot::detail::MultigridAggregates<Space::memory_space> aggregates;
+    sdot::detail::AggregationMultigrid<Space> multigrid(space, jacobian.extended, jacobian.diagonal,
+                                                        order, one_process, defaults, &aggregates);
+    ASSERT_FALSE(aggregates.levels.empty());
+    EXPECT_EQ(aggregates.levels.front().consecutive, !one_process) << one_process;
+  }
+}
+
 TEST(OptimalTransport, AggregationCycleKeepsTheAggregatesOfAnEarlierMatrix) {
   // The aggregates computed for one Jacobian (MultigridAggregates) and used for the Jacobian of
   // the same seeds at other weights, as the Newton steps of a solve use the first step's:
@@ -951,6 +981,7 @@ TEST(OptimalTransport, AggregationCycleKeepsTheAggregatesOfAnEarlierMatrix) {
     r[i] = std::cos(1.3 * i) - 0.4 * std::sin(0.7 * i);
   sdot::AggregationOptions options;
   options.coarsest_size = 20;
+  options.matched_levels = 3;
   sdot::detail::MultigridAggregates<Space::memory_space> aggregates;
   auto const apply = [&](auto const& jacobian) {
     sdot::detail::AggregationMultigrid<Space> multigrid(space, jacobian.extended, jacobian.diagonal,

@@ -5,7 +5,8 @@
 //
 // - Numbering: the seeds sorted along a Morton (Z-order) curve (one sort per transport solve:
 //   positions() do not change); every level keeps that order.
-// - Aggregates: on the first `matched_levels` levels, two rounds of pairwise matching along
+// - Aggregates: on the first matched_levels_used() levels (by default 3 on one process, none
+//   on several: sdot/aggregation_options.hpp), two rounds of pairwise matching along
 //   the strongest couplings (mg_match: each node proposes to its strongest unmatched
 //   neighbour, −a_ij ≥ 0.25 max_k −a_ik, and mutual proposals pair up, over a few rounds;
 //   then the same on the Galerkin matrix of the pairs): aggregates of up to 4 nodes that follow
@@ -663,7 +664,7 @@ public:
         levels_.push_back(mg_coarsen(space, level, kept.coarse_size));
       }
     } else {
-      build_levels(space);
+      build_levels(space, singular);
       if (aggregates) {
         aggregates->fine_size = levels_.front().size;
         for (std::size_t l = 0; l + 1 < levels_.size(); ++l)
@@ -688,13 +689,15 @@ public:
     }
   }
 
-  /// The coarse levels below the finest: matched aggregates on the first `matched_levels`,
-  /// then consecutive ones, down to `coarsest_size` nodes.
-  void build_levels(ExecutionSpace const& space) {
-    bool matching = options_.matched_levels > 0;
+  /// The coarse levels below the finest: matched aggregates on the first
+  /// matched_levels_used() (`singular`: the block is the whole matrix, one process), then
+  /// consecutive ones, down to `coarsest_size` nodes.
+  void build_levels(ExecutionSpace const& space, bool singular) {
+    int const matched_levels = matched_levels_used(options_, singular);
+    bool matching = matched_levels > 0;
     while (levels_.back().size > options_.coarsest_size && options_.aggregate_size > 1) {
       auto& level = levels_.back();
-      matching = matching && static_cast<int>(levels_.size()) <= options_.matched_levels;
+      matching = matching && static_cast<int>(levels_.size()) <= matched_levels;
       int coarse_size = matching ? mg_aggregate_by_matching(space, level) : 0;
       if (matching && 2 * coarse_size > level.size * 4 / 5) // coarsens by less than 2.5
         matching = false;
