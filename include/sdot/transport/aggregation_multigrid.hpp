@@ -81,14 +81,14 @@ struct MultigridLevel {
   Vector r, e; ///< a W-cycle's second visit: its residual, and the first visit's solution
 };
 
-/// The aggregates of every level but the coarsest, and so the levels' sizes: computed by the
-/// first AggregationMultigrid of a transport solve and kept for the next ones (whose
-/// matrices have the same rows: Newton steps of the same seeds), which then only form the
-/// Galerkin products of their own matrices. Empty until then.
+/// The aggregates of every level but the coarsest, and so the levels' sizes (a level's next
+/// size: its member_offsets' extent less one): computed by the first AggregationMultigrid of a
+/// transport solve and kept for the next ones (whose matrices have the same rows: Newton steps
+/// of the same seeds), which then only form the Galerkin products of their own matrices. Empty
+/// until then.
 template <class MemorySpace>
 struct MultigridAggregates {
   struct Level {
-    int coarse_size = 0;
     bool consecutive = true;
     Kokkos::View<int*, MemorySpace> aggregate, member_offsets, members;
   };
@@ -504,22 +504,19 @@ int mg_pair_aggregates(ExecutionSpace const& space, MultigridLevel<MemorySpace>&
                        MatchedGroups<MemorySpace> const& groups, int inner_size,
                        Kokkos::View<int*, MemorySpace> partner) {
   using Policy = Kokkos::RangePolicy<ExecutionSpace>;
-  // Counts at the lower group of each aggregate (0 elsewhere), then offsets.
+  // At the lower group of each aggregate (0 elsewhere): its node count and 1, then scanned
+  // into its first member's place and its number (the count of lower groups before it).
   auto const offsets = uninitialized_view<int*>(space, "sdot::mg::pair_offsets", inner_size + 1);
+  auto const number = uninitialized_view<int*>(space, "sdot::mg::pair_number", inner_size + 1);
   Kokkos::parallel_for(
       "sdot::mg::pair_counts", Policy(space, 0, inner_size), KOKKOS_LAMBDA(int g) {
         int const p = partner(g);
-        offsets(g) = p >= 0 && p < g ? 0 : groups.size(g) + (p >= 0 ? groups.size(p) : 0);
+        bool const lower = p < 0 || p > g;
+        offsets(g) = lower ? groups.size(g) + (p >= 0 ? groups.size(p) : 0) : 0;
+        number(g) = lower ? 1 : 0;
       });
   exclusive_scan(space, "sdot::mg::pair_offsets",
                  Kokkos::subview(offsets, Kokkos::make_pair(0, inner_size)), offsets);
-  // The aggregate of each lower group: the count of lower groups before it.
-  auto const number = uninitialized_view<int*>(space, "sdot::mg::pair_number", inner_size + 1);
-  Kokkos::parallel_for(
-      "sdot::mg::pair_leaders", Policy(space, 0, inner_size), KOKKOS_LAMBDA(int g) {
-        int const p = partner(g);
-        number(g) = p >= 0 && p < g ? 0 : 1;
-      });
   int const coarse_size =
       exclusive_scan(space, "sdot::mg::pair_number",
                      Kokkos::subview(number, Kokkos::make_pair(0, inner_size)), number);
@@ -661,16 +658,16 @@ public:
         level.member_offsets = kept.member_offsets;
         level.members = kept.members;
         level.consecutive_aggregates = kept.consecutive;
-        levels_.push_back(mg_coarsen(space, level, kept.coarse_size));
+        levels_.push_back(
+            mg_coarsen(space, level, static_cast<int>(kept.member_offsets.extent(0)) - 1));
       }
     } else {
       build_levels(space, singular);
       if (aggregates) {
         aggregates->fine_size = levels_.front().size;
         for (std::size_t l = 0; l + 1 < levels_.size(); ++l)
-          aggregates->levels.push_back({levels_[l + 1].size, levels_[l].consecutive_aggregates,
-                                        levels_[l].aggregate, levels_[l].member_offsets,
-                                        levels_[l].members});
+          aggregates->levels.push_back({levels_[l].consecutive_aggregates, levels_[l].aggregate,
+                                        levels_[l].member_offsets, levels_[l].members});
       }
     }
     factor_coarsest(space, singular);
