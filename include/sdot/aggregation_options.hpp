@@ -12,8 +12,15 @@ struct AggregationOptions {
   /// pairwise matching: aggregates of up to 4 nodes), ≥ −1; the levels below them, and a level
   /// where matching would coarsen by less than 2.5, take consecutive groups of
   /// `aggregate_size` along the Z-order curve. 0: every level along the curve. −1 (the
-  /// default): 3 when the solve runs on one process, 0 on several (matched_levels_used()).
+  /// default): 3 when the levels hold the whole matrix (one process, or processes coupled:
+  /// `couple_processes`), 0 for the blocks of a block Jacobi (matched_levels_used()).
   int matched_levels = -1;
+  /// On several processes: whether every level keeps the couplings between the processes
+  /// (each sweep first exchanges the level's halo rows; the coarsest level is gathered and
+  /// factored on every process), or each process's block is preconditioned alone (block
+  /// Jacobi over the processes: the couplings across blocks are left out, and the iterations
+  /// grow with the number of processes). Aggregates stay within each process either way.
+  bool couple_processes = true;
   /// Nodes per aggregate along the Z-order curve, ≥ 2.
   int aggregate_size = 4;
   /// Nodes of the coarsest level at most (a dense Cholesky factorisation there), ≥ 1.
@@ -29,15 +36,16 @@ struct AggregationOptions {
   int cycle = 2;
 };
 
-/// The matched levels a solve uses: `options.matched_levels`, or where it is −1, 3 on one
-/// process and 0 on several. Matched aggregates take about half the CG iterations of
-/// aggregates along the curve on one process, for ~1.5× the work per cycle; across processes
-/// the block Jacobi over processes bounds the iterations, and they removed few of them
-/// (docs/transport.md, "The preconditioner").
-inline int matched_levels_used(AggregationOptions const& options, bool one_process) {
+/// The matched levels a solve uses: `options.matched_levels`, or where it is −1, 3 when the
+/// levels hold the whole matrix (`whole_matrix`: one process, or several coupled by
+/// `couple_processes`) and 0 when each holds one process's block (block Jacobi). Matched
+/// aggregates take about half the CG iterations of aggregates along the curve, for ~1.5× the
+/// work per cycle; under a block Jacobi over processes the lost couplings bound the
+/// iterations, and they removed few of them (docs/transport.md, "The preconditioner").
+inline int matched_levels_used(AggregationOptions const& options, bool whole_matrix) {
   if (options.matched_levels >= 0)
     return options.matched_levels;
-  return one_process ? 3 : 0;
+  return whole_matrix ? 3 : 0;
 }
 
 } // namespace sdot

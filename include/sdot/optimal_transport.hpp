@@ -61,9 +61,10 @@ private:
 enum class CgPreconditioner {
   /// The diagonal (iterations grow like √N).
   jacobi,
-  /// Block Jacobi over processes, each block by one W-cycle of a multilevel aggregation
-  /// (Z-order aggregates, Galerkin coarse matrices, damped Jacobi smoothing): iterations grow
-  /// slowly with N (docs/transport.md).
+  /// One W-cycle of a multilevel aggregation (aggregates along the couplings, then along the
+  /// Z-order curve, within each process; Galerkin coarse matrices that keep the couplings
+  /// between processes; damped Jacobi smoothing): iterations grow slowly with N and do not
+  /// grow with the processes (docs/transport.md, AggregationOptions).
   aggregation,
 };
 
@@ -607,9 +608,10 @@ private:
     auto const* const residual_bounds = options_.linear_model_keeps_cells ? &bounds : nullptr;
     ConjugateGradientResult cg;
     if (options_.preconditioner == CgPreconditioner::aggregation) {
+      MultigridProcesses<ExecutionSpace> const processes{ranks_, jacobian.blocks, &jacobian.halo};
       AggregationMultigrid<ExecutionSpace> multigrid(space_, jacobian.extended, jacobian.diagonal,
-                                                     order_, ranks_.process_count() == 1,
-                                                     options_.aggregation, &aggregates_);
+                                                     order_, true, options_.aggregation,
+                                                     &aggregates_, &processes);
       multigrid.project_constants = true; // J's kernel: the constants
       cg = conjugate_gradient(space_, ranks_, jacobian.extended, jacobian.halo, jacobian.diagonal,
                               rhs_, delta_, eta, options_.max_cg, &multigrid, from_last,

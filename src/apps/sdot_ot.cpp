@@ -44,6 +44,8 @@ options:
   --tol T                stop when |m_i - mass_i| <= T x area for every i (default 1e-10)
   --max-newton K         Newton steps at most (default 100)
   --cg-tol T             relative residual of the linear solves (default 1e-3)
+  --block-jacobi         on several processes, precondition each process's rows alone
+                         (block Jacobi) instead of with levels that couple the processes
   --cells FILE           also write the cells at the weights found to FILE in the VTKHDF
                          format, which ParaView opens (one partition per process; cell data
                          measure, seed_index, target_mass, weight)
@@ -86,6 +88,8 @@ Options parse(std::vector<std::string> const& args) {
       o.transport.cg_tol = parse_real(a.value_of(arg), arg);
       if (!(o.transport.cg_tol > 0 && o.transport.cg_tol < 1))
         throw UsageError("--cg-tol must be in (0, 1)");
+    } else if (arg == "--block-jacobi") {
+      o.transport.aggregation.couple_processes = false;
     } else if (o.cell_files.take(arg, a)) {
     } else if (arg == "--quiet") {
       o.quiet = true;

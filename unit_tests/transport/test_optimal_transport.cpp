@@ -930,8 +930,10 @@ TEST(OptimalTransport, AggregationCycleMatchesAReferenceCycle) {
   }
 }
 
-TEST(OptimalTransport, MatchedLevelsByDefaultOnOneProcessOnly) {
-  // The default −1: 3 matched levels on one process, none on several; a value ≥ 0 as given.
+TEST(OptimalTransport, MatchedLevelsByDefaultWhereTheLevelsHoldTheWholeMatrix) {
+  // The default −1: 3 matched levels where the levels hold the whole matrix (one process, or
+  // coupled processes), none for a block Jacobi's blocks; a value ≥ 0 as given (the block
+  // Jacobi under MPI: test_transport_mpi.cpp).
   sdot::AggregationOptions options;
   EXPECT_EQ(options.matched_levels, -1);
   EXPECT_EQ(sdot::matched_levels_used(options, true), 3);
@@ -939,8 +941,7 @@ TEST(OptimalTransport, MatchedLevelsByDefaultOnOneProcessOnly) {
   options.matched_levels = 2;
   EXPECT_EQ(sdot::matched_levels_used(options, true), 2);
   EXPECT_EQ(sdot::matched_levels_used(options, false), 2);
-  // The preconditioner of one process's whole Laplacian matches its first level by default;
-  // the block of one of several processes does not.
+  // The preconditioner of one process's whole Laplacian matches its first level by default.
   using Space = Kokkos::DefaultExecutionSpace;
   auto const c = uniform_cloud(400, 0, 49);
   sdot::PowerDiagram<> pd(positions_view(c), weights_view(c), unit_square());
@@ -949,13 +950,11 @@ TEST(OptimalTransport, MatchedLevelsByDefaultOnOneProcessOnly) {
   auto const order = sdot::detail::morton_order(space, sdot::ConstPoints<>(positions_view(c)));
   sdot::AggregationOptions defaults;
   defaults.coarsest_size = 20;
-  for (bool one_process : {true, false}) {
-    sdot::detail::MultigridAggregates<Space::memory_space> aggregates;
-    sdot::detail::AggregationMultigrid<Space> multigrid(space, jacobian.extended, jacobian.diagonal,
-                                                        order, one_process, defaults, &aggregates);
-    ASSERT_FALSE(aggregates.levels.empty());
-    EXPECT_EQ(aggregates.levels.front().consecutive, !one_process) << one_process;
-  }
+  sdot::detail::MultigridAggregates<Space::memory_space> aggregates;
+  sdot::detail::AggregationMultigrid<Space> multigrid(space, jacobian.extended, jacobian.diagonal,
+                                                      order, true, defaults, &aggregates);
+  ASSERT_FALSE(aggregates.levels.empty());
+  EXPECT_FALSE(aggregates.levels.front().consecutive);
 }
 
 TEST(OptimalTransport, AggregationCycleKeepsTheAggregatesOfAnEarlierMatrix) {

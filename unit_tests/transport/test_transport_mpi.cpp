@@ -16,6 +16,7 @@
 #endif
 
 #include <cmath>
+#include <map>
 
 using namespace sdot_test;
 
@@ -33,81 +34,118 @@ std::vector<T> gather_blocks(loom::Ranks const& ranks, std::vector<T> const& min
 }
 
 // Rows [begin, end) of the k × k grid Laplacian with Dirichlet boundary, shifted by `shift`,
-// in global columns (host CRS).
+// in global columns (host CRS), with its diagonal. With `varying`, each edge's coupling is
+// drawn in [0.2, 1.2) from its two ends (the same from both), as at transport weights.
 struct HostRows {
   std::vector<int> row_map{0}, columns;
-  std::vector<double> values;
+  std::vector<double> values, diagonal;
 };
-HostRows laplacian_rows(int k, int begin, int end, double shift) {
+HostRows laplacian_rows(int k, int begin, int end, double shift, bool varying = false) {
+  auto coupling = [&](int a, int b) {
+    if (!varying)
+      return 1.0;
+    double const h = std::sin(std::min(a, b) * 12.9898 + std::max(a, b) * 78.233) * 43758.5453;
+    return 0.2 + (h - std::floor(h));
+  };
   HostRows rows;
   for (int g = begin; g < end; ++g) {
     int const i = g % k, j = g / k;
+    double diagonal = shift + 4; // the missing neighbours (Dirichlet) count 1 each
     auto add = [&](int c, double v) {
       rows.columns.push_back(c);
       rows.values.push_back(v);
     };
+    auto neighbour = [&](int c) {
+      double const a = coupling(g, c);
+      diagonal += a - 1;
+      add(c, -a);
+    };
     if (j > 0)
-      add(g - k, -1);
+      neighbour(g - k);
     if (i > 0)
-      add(g - 1, -1);
-    add(g, 4 + shift);
+      neighbour(g - 1);
+    std::size_t const at = rows.columns.size();
+    add(g, 0);
     if (i + 1 < k)
-      add(g + 1, -1);
+      neighbour(g + 1);
     if (j + 1 < k)
-      add(g + k, -1);
+      neighbour(g + k);
+    rows.values[at] = diagonal;
+    rows.diagonal.push_back(diagonal);
     rows.row_map.push_back(static_cast<int>(rows.columns.size()));
   }
   return rows;
 }
 
+/// Rows [begin, end) of the shifted k × k grid Laplacian on this process: the matrix in
+/// extended columns with its halo, its diagonal, and the grid points' Z order.
+struct LaplacianBlock {
+  using Space = Kokkos::DefaultExecutionSpace;
+  loom::RowBlocks blocks;
+  loom::Halo<Space> halo;
+  sdot::SparseMatrix<Space> matrix;
+  Kokkos::View<double*> diagonal;
+  Kokkos::View<int*> order;
+
+  LaplacianBlock(loom::Ranks const& ranks, int k, int begin, int end, bool varying = false) {
+    Space space;
+    double const shift = 1e-3;
+    auto rows = laplacian_rows(k, begin, end, shift, varying);
+    blocks = loom::RowBlocks(ranks, end - begin);
+    auto global_columns = view_of(rows.columns, "test::columns");
+    Kokkos::View<int*> extended("test::extended", rows.columns.size());
+    halo = loom::Halo<Space>(space, ranks, blocks, global_columns, extended);
+    matrix = sdot::SparseMatrix<Space>("test::laplacian", end - begin, end - begin + halo.size(),
+                                       static_cast<int>(rows.columns.size()),
+                                       view_of(rows.values, "test::values"),
+                                       view_of(rows.row_map, "test::row_map"), extended);
+    diagonal = view_of(rows.diagonal);
+    sdot::Points<> positions("test::positions", end - begin);
+    auto h = Kokkos::create_mirror_view(positions);
+    for (int g = begin; g < end; ++g) {
+      h(g - begin, 0) = g % k;
+      h(g - begin, 1) = g / k;
+    }
+    Kokkos::deep_copy(positions, h);
+    order = sdot::detail::morton_order(space, sdot::ConstPoints<>(positions));
+  }
+
+  /// The multigrid of these rows (coupled or block Jacobi over the processes).
+  sdot::detail::AggregationMultigrid<Space>
+  multigrid(loom::Ranks const& ranks, bool couple_processes, int matched_levels = -1) const {
+    sdot::AggregationOptions options;
+    options.coarsest_size = 20;
+    options.couple_processes = couple_processes;
+    options.matched_levels = matched_levels;
+    sdot::detail::MultigridProcesses<Space> const processes{ranks, blocks, &halo};
+    return sdot::detail::AggregationMultigrid<Space>(Space{}, matrix, diagonal, order, false,
+                                                     options, nullptr, &processes);
+  }
+};
+
+enum class Preconditioner { jacobi, block_jacobi, coupled };
+
 std::vector<double> solve_laplacian(loom::Ranks const& ranks, int k, int begin, int end,
                                     std::vector<double> const& b_all, int* iterations,
-                                    bool aggregation = false) {
+                                    Preconditioner preconditioner = Preconditioner::jacobi) {
   using Space = Kokkos::DefaultExecutionSpace;
   Space space;
-  double const shift = 1e-3;
-  auto rows = laplacian_rows(k, begin, end, shift);
-  auto blocks = loom::RowBlocks(ranks, end - begin);
-  auto global_columns = view_of(rows.columns, "test::columns");
-  Kokkos::View<int*> extended("test::extended", rows.columns.size());
-  loom::Halo<Space> halo(space, ranks, blocks, global_columns, extended);
+  LaplacianBlock const block(ranks, k, begin, end);
   if (ranks.process_count() > 1)
-    EXPECT_GT(halo.size(), 0);
+    EXPECT_GT(block.halo.size(), 0);
   else
-    EXPECT_EQ(halo.size(), 0);
-  sdot::SparseMatrix<Space> matrix("test::laplacian", end - begin, end - begin + halo.size(),
-                                   static_cast<int>(rows.columns.size()),
-                                   view_of(rows.values, "test::values"),
-                                   view_of(rows.row_map, "test::row_map"), extended);
-  std::vector<double> diagonal(end - begin, 4 + shift);
+    EXPECT_EQ(block.halo.size(), 0);
   std::vector<double> b(b_all.begin() + begin, b_all.begin() + end);
   Kokkos::View<double*> x("test::x", end - begin);
   sdot::detail::ConjugateGradientResult result;
-  if (aggregation) {
-    // The grid points of this block as positions, in Z order; blocks of other processes
-    // coupled through the diagonal (block Jacobi).
-    std::vector<double> xy;
-    for (int g = begin; g < end; ++g) {
-      xy.push_back(g % k);
-      xy.push_back(g / k);
-    }
-    sdot::Points<> positions("test::positions", end - begin);
-    auto h = Kokkos::create_mirror_view(positions);
-    for (int i = 0; i < end - begin; ++i) {
-      h(i, 0) = xy[2 * i];
-      h(i, 1) = xy[2 * i + 1];
-    }
-    Kokkos::deep_copy(positions, h);
-    auto const order = sdot::detail::morton_order(space, sdot::ConstPoints<>(positions));
-    sdot::AggregationOptions options;
-    options.coarsest_size = 20;
-    sdot::detail::AggregationMultigrid<Space> multigrid(space, matrix, view_of(diagonal), order,
-                                                        false, options);
-    result = sdot::detail::conjugate_gradient(space, ranks, matrix, halo, view_of(diagonal),
-                                              view_of(b), x, 1e-12, 5000, &multigrid);
+  if (preconditioner != Preconditioner::jacobi) {
+    auto const multigrid = block.multigrid(ranks, preconditioner == Preconditioner::coupled);
+    result =
+        sdot::detail::conjugate_gradient(space, ranks, block.matrix, block.halo, block.diagonal,
+                                         view_of(b), x, 1e-12, 5000, &multigrid);
   } else {
-    result = sdot::detail::conjugate_gradient(space, ranks, matrix, halo, view_of(diagonal),
-                                              view_of(b), x, 1e-12, 5000);
+    result = sdot::detail::conjugate_gradient(space, ranks, block.matrix, block.halo,
+                                              block.diagonal, view_of(b), x, 1e-12, 5000);
   }
   EXPECT_TRUE(result.converged);
   *iterations = result.iterations;
@@ -155,26 +193,109 @@ TEST(TransportMpi, ConjugateGradientWithHalo) {
 }
 
 TEST(TransportMpi, AggregationConjugateGradientWithHalo) {
+  // The multigrid whose levels couple the processes (the default) and the block Jacobi over
+  // them: the solution, the same bits when run again, and fewer iterations than Jacobi. The
+  // coupled levels keep about the iterations of one process; the block Jacobi, which loses the
+  // couplings across the blocks, needs more from 2 processes on.
   auto const ranks = loom::WorldRanks();
   int const k = 40, n = k * k;
   auto const [x_true, b] = laplacian_problem(k);
   auto const block = block_of(n, ranks);
-  int iterations = 0, again_iterations = 0, jacobi_iterations = 0;
-  auto const x = gather_blocks(
-      ranks, solve_laplacian(ranks, k, block.first, block.second, b, &iterations, true));
-  auto const again = gather_blocks(
-      ranks, solve_laplacian(ranks, k, block.first, block.second, b, &again_iterations, true));
-  solve_laplacian(ranks, k, block.first, block.second, b, &jacobi_iterations);
   double scale = 0;
   for (double v : x_true)
     scale = std::fmax(scale, std::fabs(v));
-  ASSERT_EQ(x.size(), std::size_t(n));
-  for (int g = 0; g < n; ++g) {
-    EXPECT_NEAR(x[g], x_true[g], 1e-8 * scale) << "row " << g;
-    EXPECT_EQ(x[g], again[g]) << "row " << g; // deterministic
+  int jacobi_iterations = 0, one_process_iterations = 0;
+  solve_laplacian(ranks, k, block.first, block.second, b, &jacobi_iterations);
+  solve_laplacian(loom::Ranks{}, k, 0, n, b, &one_process_iterations, Preconditioner::coupled);
+  std::map<Preconditioner, int> iterations;
+  for (auto preconditioner : {Preconditioner::coupled, Preconditioner::block_jacobi}) {
+    int again_iterations = 0;
+    auto const x =
+        gather_blocks(ranks, solve_laplacian(ranks, k, block.first, block.second, b,
+                                             &iterations[preconditioner], preconditioner));
+    auto const again = gather_blocks(ranks, solve_laplacian(ranks, k, block.first, block.second, b,
+                                                            &again_iterations, preconditioner));
+    ASSERT_EQ(x.size(), std::size_t(n));
+    for (int g = 0; g < n; ++g) {
+      EXPECT_NEAR(x[g], x_true[g], 1e-8 * scale) << "row " << g;
+      EXPECT_EQ(x[g], again[g]) << "row " << g; // deterministic
+    }
+    EXPECT_EQ(iterations[preconditioner], again_iterations);
+    EXPECT_LT(iterations[preconditioner], jacobi_iterations);
   }
-  EXPECT_EQ(iterations, again_iterations);
-  EXPECT_LT(iterations, jacobi_iterations);
+  EXPECT_LE(iterations[Preconditioner::coupled], one_process_iterations + 2);
+  if (ranks.process_count() > 1)
+    EXPECT_GT(iterations[Preconditioner::block_jacobi], iterations[Preconditioner::coupled] + 2);
+}
+
+TEST(TransportMpi, CoupledMultigridIsSymmetricPositiveDefinite) {
+  // z = M⁻¹ r of the multigrid whose levels couple the processes, on vectors spread over them:
+  // u · M⁻¹ v = v · M⁻¹ u and u · M⁻¹ u > 0 over all the rows (a halo row read from the wrong
+  // place, or a coarse column numbered wrongly, breaks the symmetry), with Z-order and with
+  // matched aggregates; a block Jacobi over the processes likewise.
+  auto const ranks = loom::WorldRanks();
+  int const k = 37, n = k * k; // blocks that do not fall on grid rows
+  auto const range = block_of(n, ranks);
+  int const rows = range.second - range.first;
+  LaplacianBlock const block(ranks, k, range.first, range.second, true);
+  std::vector<double> u_all(n), v_all(n);
+  for (int g = 0; g < n; ++g) {
+    u_all[g] = std::sin(1.3 * g) + 0.2 * std::cos(0.05 * g);
+    v_all[g] = std::cos(0.7 * g + 1) - 0.1 * (g % 5);
+  }
+  auto const u =
+      view_of(std::vector<double>(u_all.begin() + range.first, u_all.begin() + range.second));
+  auto const v =
+      view_of(std::vector<double>(v_all.begin() + range.first, v_all.begin() + range.second));
+  for (bool coupled : {true, false})
+    for (int matched_levels : {0, 3}) {
+      auto const multigrid = block.multigrid(ranks, coupled, matched_levels);
+      Kokkos::View<double*> mu("test::mu", rows), mv("test::mv", rows);
+      multigrid.apply(Kokkos::DefaultExecutionSpace{}, u, mu);
+      multigrid.apply(Kokkos::DefaultExecutionSpace{}, v, mv);
+      auto const hu = to_vector(u), hv = to_vector(v), hmu = to_vector(mu), hmv = to_vector(mv);
+      double uv = 0, vu = 0, uu = 0, size = 0;
+      for (int i = 0; i < rows; ++i) {
+        uv += hu[i] * hmv[i];
+        vu += hv[i] * hmu[i];
+        uu += hu[i] * hmu[i];
+        size += std::fabs(hu[i] * hmv[i]);
+      }
+      uv = ranks.process_sum(uv);
+      vu = ranks.process_sum(vu);
+      uu = ranks.process_sum(uu);
+      size = ranks.process_sum(size);
+      EXPECT_NEAR(uv, vu, 1e-12 * size) << "coupled " << coupled << ", matched " << matched_levels;
+      EXPECT_GT(uu, 0) << "coupled " << coupled << ", matched " << matched_levels;
+    }
+}
+
+TEST(TransportMpi, MatchedLevelsByDefaultUnlessBlockJacobi) {
+  // The default matched_levels (−1): matched aggregates on the first level where the levels
+  // hold the whole matrix (one process, or coupled processes), groups along the curve under a
+  // block Jacobi over several processes.
+  auto const ranks = loom::WorldRanks();
+  int const k = 30, n = k * k;
+  auto const range = block_of(n, ranks);
+  LaplacianBlock const block(ranks, k, range.first, range.second, true);
+  for (bool coupled : {true, false}) {
+    sdot::AggregationOptions options;
+    options.coarsest_size = 20;
+    options.couple_processes = coupled;
+    sdot::detail::MultigridProcesses<LaplacianBlock::Space> const processes{ranks, block.blocks,
+                                                                            &block.halo};
+    sdot::detail::MultigridAggregates<LaplacianBlock::Space::memory_space> aggregates;
+    sdot::detail::AggregationMultigrid<LaplacianBlock::Space> multigrid(
+        LaplacianBlock::Space{}, block.matrix, block.diagonal, block.order, false, options,
+        &aggregates, &processes);
+    ASSERT_FALSE(aggregates.levels.empty());
+    bool const block_jacobi = !coupled && ranks.process_count() > 1;
+    EXPECT_EQ(aggregates.levels.front().consecutive, block_jacobi) << coupled;
+    // The same number of levels on every process (their exchanges match).
+    auto const levels = ranks.allgather(std::vector<int>{multigrid.levels()});
+    for (int l : levels)
+      EXPECT_EQ(l, multigrid.levels());
+  }
 }
 
 TEST(TransportMpi, JacobianEqualsOneProcess) {

@@ -1,12 +1,21 @@
 #pragma once
-// A multilevel aggregation preconditioner for the conjugate gradient on this process's block
-// of a weighted graph Laplacian (the Jacobian of the measures): block Jacobi over processes,
-// each block approximately inverted by one symmetric W-cycle (V-cycle: AggregationOptions).
+// A multilevel aggregation preconditioner for the conjugate gradient on a weighted graph
+// Laplacian (the Jacobian of the measures) whose rows spread over the processes: one symmetric
+// W-cycle (V-cycle: AggregationOptions) of the whole matrix, or with
+// AggregationOptions::couple_processes off, of each process's block alone (block Jacobi).
+//
+// - Processes: aggregates stay within a process; each level keeps its couplings to other
+//   processes' nodes (columns in extended numbering: this process's rows, then the level's
+//   halo, a loom::Halo plan built with the level), every sweep and residual first brings the
+//   halo rows of the vector it reads, and the coarsest level (≤ `coarsest_size` nodes over all
+//   the processes) is gathered and factored on every process, each solving it whole from the
+//   gathered right-hand side. The same levels and sweeps on every process (the levels stop on
+//   global sizes), so the exchanges match.
 //
 // - Numbering: the seeds sorted along a Morton (Z-order) curve (one sort per transport solve:
 //   positions() do not change); every level keeps that order.
-// - Aggregates: on the first matched_levels_used() levels (by default 3 on one process, none
-//   on several: sdot/aggregation_options.hpp), two rounds of pairwise matching along
+// - Aggregates: on the first matched_levels_used() levels (by default 3, none under a block
+//   Jacobi: sdot/aggregation_options.hpp), two rounds of pairwise matching along
 //   the strongest couplings (mg_match: each node proposes to its strongest unmatched
 //   neighbour, −a_ij ≥ 0.25 max_k −a_ik, and mutual proposals pair up, over a few rounds;
 //   then the same on the Galerkin matrix of the pairs): aggregates of up to 4 nodes that follow
@@ -20,12 +29,13 @@
 //   cycle is symmetric); the coarse correction is scaled by `coarse_scale` (over-correction,
 //   which unsmoothed aggregation needs).
 // - Coarsest level (≤ `coarsest_size` nodes): dense Cholesky of A_c + s 1 1ᵀ (s = mean
-//   diagonal / size, only with one process, where the block is the singular Laplacian itself;
-//   the constants are its kernel and the right-hand sides are orthogonal to them).
-// Columns of other processes (extended numbering ≥ n) are left out (their coupling stays in
-// the diagonal: the blocks are positive definite). Everything is a positive combination of
-// symmetric positive semi-definite terms plus the smoother's positive definite part, so the
-// preconditioner is symmetric positive definite for ω ∈ (0, 1].
+//   diagonal / size, only where the levels hold the whole singular Laplacian, not a block
+//   Jacobi's block; the constants are its kernel and the right-hand sides are orthogonal to
+//   them).
+// Under a block Jacobi, columns of other processes (extended numbering ≥ n) are left out
+// (their coupling stays in the diagonal: the blocks are positive definite). Everything is a
+// positive combination of symmetric positive semi-definite terms plus the smoother's positive
+// definite part, so the preconditioner is symmetric positive definite for ω ∈ (0, 1].
 // - The cycle's residuals read each level's matrix from a copy in slices of 8 rows (SELL-8:
 //   a slice's rows padded with zeros to its longest, entry k of its rows side by side), in
 //   single precision: fixed trip counts for 8 rows at a time and 8 bytes per entry instead of
@@ -44,12 +54,16 @@
 #include <sdot/base/scan.hpp>
 #include <sdot/base/views.hpp>
 
+#include <loom/halo.hpp>
+#include <loom/ranks.hpp>
+#include <loom/row_blocks.hpp>
 #include <sdot/aggregation_options.hpp>
 #include <sdot/base/kokkos_compat.hpp>
 
 #include <Kokkos_Core.hpp>
 
 #include <cstdint>
+#include <cstring>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -275,17 +289,21 @@ void mg_prolong(ExecutionSpace const& space, MultigridLevel<MemorySpace> const& 
       KOKKOS_LAMBDA(int i) { x(i) += scale * coarse_x(aggregate(i)); });
 }
 
-/// The Galerkin product Pᵀ A P of `fine` with its aggregates (already set in `fine`).
+/// The Galerkin product Pᵀ A P of `fine` with its aggregates (already set in `fine`), its
+/// columns numbered by `coarse_column` (of each of fine's columns: its aggregate, or with
+/// levels that couple the processes the global number of its aggregate, this process's
+/// aggregates from `first_coarse` on).
 template <class ExecutionSpace, class MemorySpace>
-MultigridLevel<MemorySpace> mg_coarsen(ExecutionSpace const& space,
-                                       MultigridLevel<MemorySpace> const& fine, int coarse_size) {
+MultigridLevel<MemorySpace>
+mg_coarsen(ExecutionSpace const& space, MultigridLevel<MemorySpace> const& fine, int coarse_size,
+           Kokkos::View<int*, MemorySpace> coarse_column, int first_coarse = 0) {
   using Policy = Kokkos::RangePolicy<ExecutionSpace>;
   auto const row_map = fine.row_map;
   auto const columns = fine.columns;
   auto const values = fine.values;
   auto const offsets = fine.member_offsets;
   auto const members = fine.members;
-  auto const aggregate = fine.aggregate;
+  auto const aggregate = coarse_column;
   auto counts = uninitialized_view<int*>(space, "sdot::mg::counts", coarse_size);
   Kokkos::parallel_for(
       "sdot::mg::count", Policy(space, 0, coarse_size), KOKKOS_LAMBDA(int c) {
@@ -349,7 +367,7 @@ MultigridLevel<MemorySpace> mg_coarsen(ExecutionSpace const& space,
         for (int r = 0; r < size; ++r) {
           out_columns(out + r) = raw_columns(b + r);
           out_values(out + r) = raw_values(b + r);
-          if (raw_columns(b + r) == c)
+          if (raw_columns(b + r) == first_coarse + c)
             diagonal = raw_values(b + r);
         }
         inverse_diagonal(c) = diagonal > 0 ? 1 / diagonal : 1.0;
@@ -414,6 +432,7 @@ mg_match(ExecutionSpace const& space, MultigridLevel<MemorySpace> const& level,
   auto const columns = level.columns;
   auto const values = level.values;
   bool const singletons = group_of.extent(0) == 0;
+  int const level_size = level.size;
   Kokkos::View<int*, MemorySpace> partner(Kokkos::view_alloc(space, "sdot::mg::partner"), size);
   auto const proposal = uninitialized_view<int*>(space, "sdot::mg::proposal", size);
   auto const candidates =
@@ -430,6 +449,8 @@ mg_match(ExecutionSpace const& space, MultigridLevel<MemorySpace> const& level,
         for (int k = 0; k < groups.size(g); ++k) {
           int const i = groups.member(g, k);
           for (int e = row_map(i); e < row_map(i + 1); ++e) {
+            if (columns(e) >= level_size) // another process's node
+              continue;
             int h = singletons ? columns(e) : group_of(columns(e));
             double v = -values(e);
             if (h == g || !(v > 0))
@@ -566,14 +587,15 @@ int mg_aggregate_by_matching(ExecutionSpace const& space, MultigridLevel<MemoryS
 }
 
 /// The finest level: `matrix` with its rows and columns renumbered along `order` (p ↦ row;
-/// identity when empty; columns ≥ its rows, other processes', left out), each row's
-/// entries in their order (the same sums, in the same order, as in `matrix`), with the inverse
-/// of `diagonal`. The coarse levels keep that numbering, so that every level is read in
-/// sequence.
+/// identity when empty; columns ≥ its rows, other processes', left out, or with `keep_halo`
+/// kept as they are), each row's entries in their order (the same sums, in the same order, as
+/// in `matrix`), with the inverse of `diagonal`. The coarse levels keep that numbering, so
+/// that every level is read in sequence.
 template <class ExecutionSpace, class Matrix, class Diagonal>
 MultigridLevel<typename ExecutionSpace::memory_space>
 mg_fine_level(ExecutionSpace const& space, Matrix const& matrix, Diagonal const& diagonal,
-              Kokkos::View<int*, typename ExecutionSpace::memory_space> order) {
+              Kokkos::View<int*, typename ExecutionSpace::memory_space> order,
+              bool keep_halo = false) {
   using memory_space = typename ExecutionSpace::memory_space;
   using Policy = Kokkos::RangePolicy<ExecutionSpace>;
   int const n = static_cast<int>(matrix.numRows());
@@ -594,7 +616,7 @@ mg_fine_level(ExecutionSpace const& space, Matrix const& matrix, Diagonal const&
         position(row) = p;
         int count = 0;
         for (auto k = in_map(row); k < in_map(row + 1); ++k)
-          count += in_columns(k) < n;
+          count += keep_halo || in_columns(k) < n;
         row_map(p) = count;
         double const d = diagonal(row);
         inverse_diagonal(p) = d > 0 ? 1 / d : 1.0;
@@ -611,8 +633,8 @@ mg_fine_level(ExecutionSpace const& space, Matrix const& matrix, Diagonal const&
         int e = row_map(p);
         for (auto k = in_map(row); k < in_map(row + 1); ++k) {
           int const c = static_cast<int>(in_columns(k));
-          if (c < n) {
-            columns(e) = position(c);
+          if (c < n || keep_halo) {
+            columns(e) = c < n ? position(c) : c;
             values(e) = in_values(k);
             ++e;
           }
@@ -620,6 +642,15 @@ mg_fine_level(ExecutionSpace const& space, Matrix const& matrix, Diagonal const&
       });
   return fine;
 }
+
+/// The processes whose rows a multigrid's matrix spreads over: its rows' blocks and the halo
+/// of its extended columns (the Jacobian's).
+template <class ExecutionSpace>
+struct MultigridProcesses {
+  loom::Ranks ranks;
+  loom::RowBlocks blocks;
+  loom::Halo<ExecutionSpace> const* halo = nullptr;
+};
 
 /// The preconditioner (see the top of this file). Built once per matrix.
 template <class ExecutionSpace>
@@ -630,23 +661,36 @@ public:
 
   AggregationMultigrid() = default;
 
+  /// Collective over the processes of `processes` (when given).
   /// @param matrix this process's rows (a KokkosSparse::CrsMatrix), columns in extended
-  ///        numbering (those ≥ rows are other processes' and left out)
+  ///        numbering (those ≥ rows are other processes')
   /// @param diagonal its diagonal (with the couplings to other processes)
   /// @param order this process's rows in Z order (morton_order() of its seeds)
-  /// @param singular true when the block is the whole Laplacian (one process): constants in
-  ///        its kernel
+  /// @param singular true when the whole matrix, over all the processes, has the constants in
+  ///        its kernel (a graph Laplacian): the coarsest level is shifted where it stands for
+  ///        the whole matrix (one process, or levels that couple the processes)
   /// @param aggregates the levels' aggregates: used when given and not empty (the same rows as
   ///        `matrix`), else computed and, when given, stored there
+  /// @param processes the processes the matrix's rows spread over; without it (or with one
+  ///        process) `matrix` is taken as the whole matrix. On several processes the levels
+  ///        couple them (AggregationOptions::couple_processes), or each process's block is
+  ///        preconditioned alone (block Jacobi: other processes' columns left out)
   template <class Matrix, class Diagonal>
   AggregationMultigrid(ExecutionSpace const& space, Matrix const& matrix, Diagonal const& diagonal,
                        Kokkos::View<int*, memory_space> order, bool singular,
                        AggregationOptions const& options = {},
-                       MultigridAggregates<memory_space>* aggregates = nullptr)
+                       MultigridAggregates<memory_space>* aggregates = nullptr,
+                       MultigridProcesses<ExecutionSpace> const* processes = nullptr)
       : options_(options) {
     sdot::compat::ScopedRegion region("sdot::AggregationMultigrid::setup");
+    bool const one_process = !processes || processes->ranks.process_count() == 1;
+    coupled_ = !one_process && options_.couple_processes;
     order_ = order;
-    levels_.push_back(mg_fine_level(space, matrix, diagonal, order));
+    levels_.push_back(mg_fine_level(space, matrix, diagonal, order, coupled_));
+    if (coupled_) {
+      ranks_ = processes->ranks;
+      couple_fine_level(space, *processes);
+    }
     if (aggregates && !aggregates->empty()) {
       if (aggregates->fine_size != levels_.back().size)
         throw std::invalid_argument("sdot::AggregationMultigrid: aggregates of " +
@@ -658,11 +702,10 @@ public:
         level.member_offsets = kept.member_offsets;
         level.members = kept.members;
         level.consecutive_aggregates = kept.consecutive;
-        levels_.push_back(
-            mg_coarsen(space, level, static_cast<int>(kept.member_offsets.extent(0)) - 1));
+        coarsen(space, static_cast<int>(kept.member_offsets.extent(0)) - 1);
       }
     } else {
-      build_levels(space, singular);
+      build_levels(space, one_process || coupled_);
       if (aggregates) {
         aggregates->fine_size = levels_.front().size;
         for (std::size_t l = 0; l + 1 < levels_.size(); ++l)
@@ -670,40 +713,44 @@ public:
                                         levels_[l].member_offsets, levels_[l].members});
       }
     }
-    factor_coarsest(space, singular);
-    for (auto& level : levels_) {
+    factor_coarsest(space, singular && (one_process || coupled_));
+    for (std::size_t l = 0; l < levels_.size(); ++l) {
+      auto& level = levels_[l];
       mg_slice(space, level);
-      auto alloc = [&](char const* label) {
-        return uninitialized_view<Vector>(space, label, level.size);
+      auto alloc = [&](char const* label, int size) {
+        return uninitialized_view<Vector>(space, label, size);
       };
-      level.b = alloc("sdot::mg::b");
-      level.x = alloc("sdot::mg::x");
-      level.t = alloc("sdot::mg::t");
+      int const extended = level.size + halo_size(static_cast<int>(l));
+      level.b = alloc("sdot::mg::b", level.size);
+      level.x = alloc("sdot::mg::x", extended);
+      level.t = alloc("sdot::mg::t", extended);
       if (options_.cycle > 1) {
-        level.r = alloc("sdot::mg::r");
-        level.e = alloc("sdot::mg::e");
+        level.r = alloc("sdot::mg::r", level.size);
+        level.e = alloc("sdot::mg::e", level.size);
       }
     }
   }
 
   /// The coarse levels below the finest: matched aggregates on the first
-  /// matched_levels_used() (`singular`: the block is the whole matrix, one process), then
-  /// consecutive ones, down to `coarsest_size` nodes.
-  void build_levels(ExecutionSpace const& space, bool singular) {
-    int const matched_levels = matched_levels_used(options_, singular);
+  /// matched_levels_used() (`whole_matrix`: the levels hold the whole matrix, not one
+  /// process's block of it), then consecutive ones, down to `coarsest_size` nodes (over all
+  /// the processes when the levels couple them).
+  void build_levels(ExecutionSpace const& space, bool whole_matrix) {
+    int const matched_levels = matched_levels_used(options_, whole_matrix);
     bool matching = matched_levels > 0;
-    while (levels_.back().size > options_.coarsest_size && options_.aggregate_size > 1) {
+    while (global_size(levels_.back().size) > options_.coarsest_size &&
+           largest_size(levels_.back().size) > 1 && options_.aggregate_size > 1) {
       auto& level = levels_.back();
       matching = matching && static_cast<int>(levels_.size()) <= matched_levels;
       int coarse_size = matching ? mg_aggregate_by_matching(space, level) : 0;
-      if (matching && 2 * coarse_size > level.size * 4 / 5) // coarsens by less than 2.5
+      if (matching && 2 * global_size(coarse_size) >
+                          global_size(level.size) * 4 / 5) // coarsens by less than 2.5
         matching = false;
       if (!matching) {
         level.consecutive_aggregates = true;
         coarse_size = mg_aggregate(space, level, options_.aggregate_size);
       }
-      auto coarse = mg_coarsen(space, level, coarse_size);
-      levels_.push_back(coarse);
+      coarsen(space, coarse_size);
     }
   }
 
@@ -754,13 +801,16 @@ public:
     Vector x = level.x, spare = level.t;
     mg_jacobi(space, level, x, b, omega);
     for (int s = 1; s < options_.sweeps; ++s) {
+      exchange(space, l, x);
       mg_smooth(space, level, b, x, spare, omega);
       std::swap(x, spare);
     }
+    exchange(space, l, x);
     mg_restrict_residual(space, level, b, x, spare, next.b, next.size, options_.aggregate_size);
     Vector coarse_x = cycle(space, l + 1, next.b);
     for (int visit = 1; visit < options_.cycle && l + 1 < last; ++visit) {
       auto const kept = next.e; // the coarse solution so far, while the next visit runs
+      exchange(space, l + 1, coarse_x);
       mg_residual(space, next, next.b, coarse_x, next.r, kept);
       auto const correction = cycle(space, l + 1, next.r);
       Kokkos::parallel_for(
@@ -770,17 +820,44 @@ public:
     }
     mg_prolong(space, level, x, coarse_x, options_.coarse_scale);
     for (int s = 0; s < options_.sweeps; ++s) {
+      exchange(space, l, x);
       mg_smooth(space, level, b, x, spare, omega);
       std::swap(x, spare);
     }
     return x;
   }
 
-  /// x = C⁻¹ b on the coarsest level (forward and back substitution, one thread).
+  /// x = C⁻¹ b on the coarsest level (forward and back substitution, one thread); with
+  /// levels that couple the processes, every process solves for the whole coarsest level, its
+  /// right-hand side gathered from all of them, and keeps its rows.
   template <class B, class X>
   void solve_coarsest(ExecutionSpace const& space, B const& b, X const& x) const {
-    auto const factor = factor_;
+    if (!coupled_) {
+      substitute(space, factor_, b, x);
+      return;
+    }
     int const m = levels_.back().size;
+    auto const host_b = Kokkos::create_mirror_view_and_copy(
+        Kokkos::HostSpace(), Kokkos::subview(b, Kokkos::make_pair(0, m)));
+    std::vector<double> mine(host_b.data(), host_b.data() + m);
+    ranks_.allgatherv_bytes(mine.data(), coarsest_b_host_.data(), coarsest_counts_, sizeof(double));
+    Kokkos::View<double*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>> all(
+        coarsest_b_host_.data(), coarsest_b_host_.size());
+    Kokkos::deep_copy(space, coarsest_b_, all);
+    substitute(space, factor_, coarsest_b_, coarsest_x_);
+    auto const whole = coarsest_x_;
+    int const first = coarsest_first_;
+    Kokkos::parallel_for(
+        "sdot::mg::coarsest_rows", Kokkos::RangePolicy<ExecutionSpace>(space, 0, m),
+        KOKKOS_LAMBDA(int i) { x(i) = whole(first + i); });
+  }
+
+  /// x = (L Lᵀ)⁻¹ b, L the lower triangle of `factor` (one thread).
+  template <class B, class X>
+  static void substitute(ExecutionSpace const& space,
+                         Kokkos::View<double**, Kokkos::LayoutRight, memory_space> const& factor,
+                         B const& b, X const& x) {
+    int const m = static_cast<int>(factor.extent(0));
     Kokkos::parallel_for(
         "sdot::mg::coarsest_solve", Kokkos::RangePolicy<ExecutionSpace>(space, 0, 1),
         KOKKOS_LAMBDA(int) {
@@ -799,31 +876,17 @@ public:
         });
   }
 
-  /// Dense Cholesky factor (lower) of the coarsest matrix (+ s 1 1ᵀ when singular); a pivot
-  /// that rounding makes tiny is replaced by the diagonal entry (still positive definite).
-  void factor_coarsest(ExecutionSpace const& space, bool singular) {
-    auto const& level = levels_.back();
-    int const m = level.size;
-    factor_ = Kokkos::View<double**, Kokkos::LayoutRight, memory_space>("sdot::mg::factor", m, m);
+  /// Dense Cholesky factor (lower) of the coarsest matrix (+ s 1 1ᵀ when `shifted`: s = mean
+  /// diagonal / size); a pivot that rounding makes tiny is replaced by the diagonal entry
+  /// (still positive definite). With levels that couple the processes, the whole coarsest
+  /// matrix, gathered on every process (each factors the same one).
+  void factor_coarsest(ExecutionSpace const& space, bool shifted) {
+    if (coupled_)
+      gather_coarsest(space, shifted);
+    else
+      assemble_coarsest(space, shifted);
     auto const factor = factor_;
-    auto const row_map = level.row_map;
-    auto const columns = level.columns;
-    auto const values = level.values;
-    auto const inverse_diagonal = level.inverse_diagonal;
-    double mean_diagonal = 0;
-    Kokkos::parallel_reduce(
-        "sdot::mg::mean_diagonal", Kokkos::RangePolicy<ExecutionSpace>(space, 0, m),
-        KOKKOS_LAMBDA(int i, double& s) { s += 1 / inverse_diagonal(i); }, mean_diagonal);
-    mean_diagonal /= m > 0 ? m : 1;
-    double const shift = singular && m > 0 ? mean_diagonal / m : 0.0;
-    Kokkos::parallel_for(
-        "sdot::mg::coarsest_matrix", Kokkos::RangePolicy<ExecutionSpace>(space, 0, m),
-        KOKKOS_LAMBDA(int i) {
-          for (int j = 0; j < m; ++j)
-            factor(i, j) = shift;
-          for (int e = row_map(i); e < row_map(i + 1); ++e)
-            factor(i, columns(e)) += values(e);
-        });
+    int const m = static_cast<int>(factor_.extent(0));
     Kokkos::parallel_for(
         "sdot::mg::coarsest_factor", Kokkos::RangePolicy<ExecutionSpace>(space, 0, 1),
         KOKKOS_LAMBDA(int) {
@@ -846,11 +909,181 @@ public:
         });
   }
 
+  /// factor_ = the coarsest level's matrix (+ the shift), dense.
+  void assemble_coarsest(ExecutionSpace const& space, bool shifted) {
+    auto const& level = levels_.back();
+    int const m = level.size;
+    factor_ = Kokkos::View<double**, Kokkos::LayoutRight, memory_space>("sdot::mg::factor", m, m);
+    auto const factor = factor_;
+    auto const row_map = level.row_map;
+    auto const columns = level.columns;
+    auto const values = level.values;
+    auto const inverse_diagonal = level.inverse_diagonal;
+    double mean_diagonal = 0;
+    Kokkos::parallel_reduce(
+        "sdot::mg::mean_diagonal", Kokkos::RangePolicy<ExecutionSpace>(space, 0, m),
+        KOKKOS_LAMBDA(int i, double& s) { s += 1 / inverse_diagonal(i); }, mean_diagonal);
+    mean_diagonal /= m > 0 ? m : 1;
+    double const shift = shifted && m > 0 ? mean_diagonal / m : 0.0;
+    Kokkos::parallel_for(
+        "sdot::mg::coarsest_matrix", Kokkos::RangePolicy<ExecutionSpace>(space, 0, m),
+        KOKKOS_LAMBDA(int i) {
+          for (int j = 0; j < m; ++j)
+            factor(i, j) = shift;
+          for (int e = row_map(i); e < row_map(i + 1); ++e)
+            factor(i, columns(e)) += values(e);
+        });
+  }
+
+  /// factor_ = the whole coarsest matrix (+ the shift), dense: each process's rows in global
+  /// columns, gathered on every process in process order (collective).
+  void gather_coarsest(ExecutionSpace const& space, bool shifted) {
+    auto const& level = levels_.back();
+    int const l = static_cast<int>(levels_.size()) - 1;
+    int const m = level.size;
+    int const total = static_cast<int>(global_sizes_[l]);
+    coarsest_first_ = static_cast<int>(firsts_[l]);
+    auto const row_map = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), level.row_map);
+    auto const columns = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), level.columns);
+    auto const values = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), level.values);
+    auto const remote =
+        Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), halos_[l].remote_columns());
+    std::vector<double> rows(std::size_t(m) * total, 0.0);
+    for (int i = 0; i < m; ++i)
+      for (int e = row_map(i); e < row_map(i + 1); ++e) {
+        int const c = columns(e);
+        rows[std::size_t(i) * total + (c < m ? coarsest_first_ + c : remote(c - m))] += values(e);
+      }
+    auto const sizes = ranks_.allgather(std::vector<std::int64_t>{m});
+    std::vector<std::int64_t> counts;
+    for (auto size : sizes)
+      counts.push_back(size * total);
+    std::vector<double> all(std::size_t(total) * total);
+    ranks_.allgatherv_bytes(rows.data(), all.data(), counts, sizeof(double));
+    double mean_diagonal = 0;
+    for (int i = 0; i < total; ++i)
+      mean_diagonal += all[std::size_t(i) * total + i];
+    mean_diagonal /= total > 0 ? total : 1;
+    double const shift = shifted && total > 0 ? mean_diagonal / total : 0.0;
+    factor_ =
+        Kokkos::View<double**, Kokkos::LayoutRight, memory_space>("sdot::mg::factor", total, total);
+    auto host = Kokkos::create_mirror_view(factor_);
+    for (int i = 0; i < total; ++i)
+      for (int j = 0; j < total; ++j)
+        host(i, j) = shift + all[std::size_t(i) * total + j];
+    Kokkos::deep_copy(space, factor_, host);
+    coarsest_counts_ = sizes;
+    coarsest_b_host_.assign(total, 0.0);
+    coarsest_b_ = uninitialized_view<Vector>(space, "sdot::mg::coarsest_b", total);
+    coarsest_x_ = uninitialized_view<Vector>(space, "sdot::mg::coarsest_x", total);
+  }
+
+  /// Rows of all the processes at a level of `size` rows here (this process's alone unless the
+  /// levels couple the processes).
+  std::int64_t global_size(int size) const {
+    return coupled_ ? static_cast<std::int64_t>(ranks_.process_sum(double(size))) : size;
+  }
+  /// The most rows at a level of `size` rows here over the processes.
+  int largest_size(int size) const {
+    return coupled_ ? static_cast<int>(ranks_.process_max(double(size))) : size;
+  }
+  /// Rows of other processes that level `l` reads (none unless the levels couple them).
+  int halo_size(int l) const { return coupled_ ? halos_[l].size() : 0; }
+
+  /// Collective with levels that couple the processes: the halo rows of `v` at level `l`.
+  template <class V>
+  void exchange(ExecutionSpace const& space, int l, V const& v) const {
+    if (coupled_)
+      halos_[l].update(space, v);
+  }
+
+  /// Level 0 with the couplings to other processes: its columns from the Jacobian's extended
+  /// numbering to the level's own (this process's rows in Z order, then its halo), the halo of
+  /// rows numbered globally by the processes' Z orders.
+  void couple_fine_level(ExecutionSpace const& space,
+                         MultigridProcesses<ExecutionSpace> const& processes) {
+    using Policy = Kokkos::RangePolicy<ExecutionSpace>;
+    auto& fine = levels_[0];
+    int const n = fine.size;
+    int const first = static_cast<int>(processes.blocks.begin());
+    // Each row's global number in the levels' numbering, then those of the halo's rows.
+    auto const global_row =
+        uninitialized_view<Vector>(space, "sdot::mg::global_row", n + processes.halo->size());
+    auto const order = order_;
+    bool const identity = order.extent(0) == 0;
+    Kokkos::parallel_for(
+        "sdot::mg::global_rows", Policy(space, 0, n),
+        KOKKOS_LAMBDA(int p) { global_row(identity ? p : order(p)) = first + p; });
+    processes.halo->update(space, global_row);
+    auto const columns = fine.columns;
+    auto const global_columns =
+        uninitialized_view<int*>(space, "sdot::mg::global_columns", columns.extent(0));
+    Kokkos::parallel_for(
+        "sdot::mg::global_columns", Policy(space, 0, columns.extent(0)), KOKKOS_LAMBDA(int e) {
+          int const c = columns(e);
+          global_columns(e) = c < n ? first + c : static_cast<int>(global_row(c));
+        });
+    add_halo(space, processes.blocks, global_columns, fine.columns);
+  }
+
+  /// The plan of level halos_.size()'s halo, and its columns in extended numbering.
+  void add_halo(ExecutionSpace const& space, loom::RowBlocks const& blocks,
+                Kokkos::View<int*, memory_space> global_columns,
+                Kokkos::View<int*, memory_space> extended_columns) {
+    halos_.emplace_back(space, ranks_, blocks, global_columns, extended_columns);
+    firsts_.push_back(blocks.begin());
+    global_sizes_.push_back(blocks.global_size());
+  }
+
+  /// The next level below the last one, whose aggregates are set: its Galerkin product, and
+  /// with levels that couple the processes its halo (the aggregates of the last level's halo
+  /// rows, numbered globally, fetched from their processes).
+  void coarsen(ExecutionSpace const& space, int coarse_size) {
+    int const l = static_cast<int>(levels_.size()) - 1;
+    auto const& fine = levels_[l];
+    if (!coupled_) {
+      levels_.push_back(mg_coarsen(space, fine, coarse_size, fine.aggregate));
+      return;
+    }
+    loom::RowBlocks const blocks(ranks_, coarse_size);
+    int const first = static_cast<int>(blocks.begin());
+    int const n = fine.size;
+    int const extended = n + halos_[l].size();
+    auto const global_aggregate =
+        uninitialized_view<Vector>(space, "sdot::mg::global_aggregate", extended);
+    auto const aggregate = fine.aggregate;
+    Kokkos::parallel_for(
+        "sdot::mg::global_aggregates", Kokkos::RangePolicy<ExecutionSpace>(space, 0, n),
+        KOKKOS_LAMBDA(int i) { global_aggregate(i) = first + aggregate(i); });
+    halos_[l].update(space, global_aggregate);
+    auto const coarse_column = uninitialized_view<int*>(space, "sdot::mg::coarse_column", extended);
+    Kokkos::parallel_for(
+        "sdot::mg::coarse_columns", Kokkos::RangePolicy<ExecutionSpace>(space, 0, extended),
+        KOKKOS_LAMBDA(int i) { coarse_column(i) = static_cast<int>(global_aggregate(i)); });
+    auto coarse = mg_coarsen(space, fine, coarse_size, coarse_column, first);
+    auto const global_columns = coarse.columns;
+    coarse.columns = uninitialized_view<int*>(space, "sdot::mg::columns", global_columns.extent(0));
+    add_halo(space, blocks, global_columns, coarse.columns);
+    levels_.push_back(coarse);
+  }
+
 private:
   AggregationOptions options_;
   Kokkos::View<int*, memory_space> order_; ///< the levels' numbering: p ↦ row of the matrix
   std::vector<MultigridLevel<memory_space>> levels_;
   Kokkos::View<double**, Kokkos::LayoutRight, memory_space> factor_;
+  /// Levels that couple the processes: the processes, and each level's halo, first global row
+  /// here and rows over all the processes.
+  bool coupled_ = false;
+  loom::Ranks ranks_;
+  std::vector<loom::Halo<ExecutionSpace>> halos_;
+  std::vector<std::int64_t> firsts_, global_sizes_;
+  /// The coarsest level's rows on every process, this process's first, and the whole level's
+  /// right-hand side and solution.
+  std::vector<std::int64_t> coarsest_counts_;
+  int coarsest_first_ = 0;
+  mutable std::vector<double> coarsest_b_host_;
+  Vector coarsest_b_, coarsest_x_;
 };
 
 } // namespace sdot::detail
