@@ -16,8 +16,9 @@ struct AggregationOptions {
   /// `couple_processes`), 0 for the blocks of a block Jacobi (matched_levels_used()).
   int matched_levels = -1;
   /// On several processes: whether every level keeps the couplings between the processes
-  /// (each sweep first exchanges the level's halo rows; the coarsest level is gathered and
-  /// factored on every process), or each process's block is preconditioned alone (block
+  /// (each sweep first exchanges the level's halo rows; the first level of at most 16 ×
+  /// `coarsest_size` nodes over all the processes is gathered on every process, which runs
+  /// that level's own multigrid), or each process's block is preconditioned alone (block
   /// Jacobi over the processes: the couplings across blocks are left out, and the iterations
   /// grow with the number of processes). Aggregates stay within each process either way.
   bool couple_processes = true;

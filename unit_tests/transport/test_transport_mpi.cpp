@@ -270,6 +270,42 @@ TEST(TransportMpi, CoupledMultigridIsSymmetricPositiveDefinite) {
     }
 }
 
+TEST(TransportMpi, KeptAggregatesWithAProcessWithoutRows) {
+  // Process 0 holds no row (from 2 processes on): the multigrid built twice with the same
+  // kept aggregates (as the Newton steps of a solve build it), on a grid too small for a
+  // coupled coarse level (the whole matrix gathered at once) and on one with them; every
+  // process takes the same path (a mismatch hangs), and the CG solves the system each time.
+  auto const ranks = loom::WorldRanks();
+  int const P = ranks.process_count(), p = ranks.process_rank();
+  for (int k : {10, 40}) {
+    int const n = k * k;
+    auto const [x_true, b_all] = laplacian_problem(k);
+    int const first = P == 1 ? 0 : p == 0 ? 0 : (p - 1) * n / (P - 1);
+    int const last = P == 1 ? n : p == 0 ? 0 : p * n / (P - 1);
+    LaplacianBlock const block(ranks, k, first, last);
+    sdot::AggregationOptions options;
+    options.coarsest_size = 20;
+    sdot::detail::MultigridProcesses<LaplacianBlock::Space> const processes{ranks, block.blocks,
+                                                                            &block.halo};
+    sdot::detail::MultigridAggregates<LaplacianBlock::Space::memory_space> aggregates;
+    for (int step = 0; step < 2; ++step) {
+      sdot::detail::AggregationMultigrid<LaplacianBlock::Space> multigrid(
+          LaplacianBlock::Space{}, block.matrix, block.diagonal, block.order, false, options,
+          &aggregates, &processes);
+      EXPECT_FALSE(aggregates.empty());
+      std::vector<double> b(b_all.begin() + first, b_all.begin() + last);
+      Kokkos::View<double*> x("test::x", last - first);
+      auto const result =
+          sdot::detail::conjugate_gradient(LaplacianBlock::Space{}, ranks, block.matrix, block.halo,
+                                           block.diagonal, view_of(b), x, 1e-10, 500, &multigrid);
+      EXPECT_TRUE(result.converged) << "k " << k << ", step " << step;
+      auto const got = to_vector(x);
+      for (int i = 0; i < last - first; ++i)
+        ASSERT_NEAR(got[i], x_true[first + i], 1e-6) << "k " << k << ", row " << first + i;
+    }
+  }
+}
+
 TEST(TransportMpi, MatchedLevelsByDefaultUnlessBlockJacobi) {
   // The default matched_levels (−1): matched aggregates on the first level where the levels
   // hold the whole matrix (one process, or coupled processes), groups along the curve under a

@@ -7,10 +7,13 @@
 // - Processes: aggregates stay within a process; each level keeps its couplings to other
 //   processes' nodes (columns in extended numbering: this process's rows, then the level's
 //   halo, a loom::Halo plan built with the level), every sweep and residual first brings the
-//   halo rows of the vector it reads, and the coarsest level (≤ `coarsest_size` nodes over all
-//   the processes) is gathered and factored on every process, each solving it whole from the
-//   gathered right-hand side. The same levels and sweeps on every process (the levels stop on
-//   global sizes), so the exchanges match.
+//   halo rows of the vector it reads. The last coupled level (≤ gathered_level_factor ×
+//   `coarsest_size` nodes over all the processes) is gathered on every process, which builds
+//   that whole level's own multigrid (levels along the processes' Z orders put end to end,
+//   down to `coarsest_size`, factored there) and runs it on the gathered right-hand side,
+//   keeping its rows: the coarse levels, visited most often by the W-cycle, without
+//   exchanges. The same levels and sweeps on every process (the levels stop on global sizes),
+//   so the exchanges match.
 //
 // - Numbering: the seeds sorted along a Morton (Z-order) curve (one sort per transport solve:
 //   positions() do not change); every level keeps that order.
@@ -63,7 +66,7 @@
 #include <Kokkos_Core.hpp>
 
 #include <cstdint>
-#include <cstring>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -99,7 +102,8 @@ struct MultigridLevel {
 /// size: its member_offsets' extent less one): computed by the first AggregationMultigrid of a
 /// transport solve and kept for the next ones (whose matrices have the same rows: Newton steps
 /// of the same seeds), which then only form the Galerkin products of their own matrices. Empty
-/// until then.
+/// until then (whatever the rows: a process without rows, or a matrix too small to coarsen,
+/// keeps its empty list of levels, as every process must take the same path).
 template <class MemorySpace>
 struct MultigridAggregates {
   struct Level {
@@ -108,7 +112,8 @@ struct MultigridAggregates {
   };
   int fine_size = 0;
   std::vector<Level> levels;
-  bool empty() const { return levels.empty() && fine_size == 0; }
+  bool computed = false;
+  bool empty() const { return !computed; }
 };
 
 /// Calls finish(first, s) for each slice of 8 rows of `level` (rows first to first + 7), s[r]
@@ -586,6 +591,18 @@ int mg_aggregate_by_matching(ExecutionSpace const& space, MultigridLevel<MemoryS
                             mg_match(space, level, paired, level.aggregate, pairs, rounds));
 }
 
+/// A square matrix in compressed rows, read by mg_fine_level() as it reads a
+/// KokkosSparse::CrsMatrix (numRows(), graph.row_map, graph.entries, values).
+template <class MemorySpace>
+struct CompressedRows {
+  struct Graph {
+    Kokkos::View<int*, MemorySpace> row_map, entries;
+  } graph;
+  Kokkos::View<double*, MemorySpace> values;
+  int rows = 0;
+  int numRows() const { return rows; }
+};
+
 /// The finest level: `matrix` with its rows and columns renumbered along `order` (p ↦ row;
 /// identity when empty; columns ≥ its rows, other processes', left out, or with `keep_halo`
 /// kept as they are), each row's entries in their order (the same sums, in the same order, as
@@ -642,6 +659,13 @@ mg_fine_level(ExecutionSpace const& space, Matrix const& matrix, Diagonal const&
       });
   return fine;
 }
+
+/// With levels that couple the processes, the last of them has at most this many times
+/// AggregationOptions::coarsest_size nodes over all the processes: below, every process holds
+/// the whole level and its coarser ones (the same work on every process, no exchange), as a
+/// level visited 2^l times by the W-cycle would otherwise cost an exchange per pass for a few
+/// rows per process.
+inline constexpr int gathered_level_factor = 16;
 
 /// The processes whose rows a multigrid's matrix spreads over: its rows' blocks and the halo
 /// of its extended columns (the Jacobian's).
@@ -707,6 +731,7 @@ public:
     } else {
       build_levels(space, one_process || coupled_);
       if (aggregates) {
+        aggregates->computed = true;
         aggregates->fine_size = levels_.front().size;
         for (std::size_t l = 0; l + 1 < levels_.size(); ++l)
           aggregates->levels.push_back({levels_[l].consecutive_aggregates, levels_[l].aggregate,
@@ -733,13 +758,18 @@ public:
 
   /// The coarse levels below the finest: matched aggregates on the first
   /// matched_levels_used() (`whole_matrix`: the levels hold the whole matrix, not one
-  /// process's block of it), then consecutive ones, down to `coarsest_size` nodes (over all
-  /// the processes when the levels couple them).
+  /// process's block of it), then consecutive ones, down to `coarsest_size` nodes, or with
+  /// levels that couple the processes down to gathered_level_factor × `coarsest_size` nodes
+  /// over all of them (or one node on the process with the most), the level then gathered on
+  /// every process (gather_last_level()).
   void build_levels(ExecutionSpace const& space, bool whole_matrix) {
     int const matched_levels = matched_levels_used(options_, whole_matrix);
     bool matching = matched_levels > 0;
-    while (global_size(levels_.back().size) > options_.coarsest_size &&
-           largest_size(levels_.back().size) > 1 && options_.aggregate_size > 1) {
+    std::int64_t const last_size =
+        coupled_ ? std::int64_t(gathered_level_factor) * options_.coarsest_size
+                 : options_.coarsest_size;
+    while (global_size(levels_.back().size) > last_size && largest_size(levels_.back().size) > 1 &&
+           options_.aggregate_size > 1) {
       auto& level = levels_.back();
       matching = matching && static_cast<int>(levels_.size()) <= matched_levels;
       int coarse_size = matching ? mg_aggregate_by_matching(space, level) : 0;
@@ -828,8 +858,9 @@ public:
   }
 
   /// x = C⁻¹ b on the coarsest level (forward and back substitution, one thread); with
-  /// levels that couple the processes, every process solves for the whole coarsest level, its
-  /// right-hand side gathered from all of them, and keeps its rows.
+  /// levels that couple the processes, x ≈ C⁻¹ b on the last coupled level by the multigrid
+  /// of the whole level that every process holds (gathered_), on the right-hand side gathered
+  /// from all the processes, each keeping its rows.
   template <class B, class X>
   void solve_coarsest(ExecutionSpace const& space, B const& b, X const& x) const {
     if (!coupled_) {
@@ -844,7 +875,7 @@ public:
     Kokkos::View<double*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>> all(
         coarsest_b_host_.data(), coarsest_b_host_.size());
     Kokkos::deep_copy(space, coarsest_b_, all);
-    substitute(space, factor_, coarsest_b_, coarsest_x_);
+    gathered_->apply(space, coarsest_b_, coarsest_x_);
     auto const whole = coarsest_x_;
     int const first = coarsest_first_;
     Kokkos::parallel_for(
@@ -878,13 +909,14 @@ public:
 
   /// Dense Cholesky factor (lower) of the coarsest matrix (+ s 1 1ᵀ when `shifted`: s = mean
   /// diagonal / size); a pivot that rounding makes tiny is replaced by the diagonal entry
-  /// (still positive definite). With levels that couple the processes, the whole coarsest
-  /// matrix, gathered on every process (each factors the same one).
+  /// (still positive definite). With levels that couple the processes, the last coupled level
+  /// gathered on every process instead, with its own multigrid (gather_last_level()).
   void factor_coarsest(ExecutionSpace const& space, bool shifted) {
-    if (coupled_)
-      gather_coarsest(space, shifted);
-    else
-      assemble_coarsest(space, shifted);
+    if (coupled_) {
+      gather_last_level(space, shifted);
+      return;
+    }
+    assemble_coarsest(space, shifted);
     auto const factor = factor_;
     int const m = static_cast<int>(factor_.extent(0));
     Kokkos::parallel_for(
@@ -935,9 +967,11 @@ public:
         });
   }
 
-  /// factor_ = the whole coarsest matrix (+ the shift), dense: each process's rows in global
-  /// columns, gathered on every process in process order (collective).
-  void gather_coarsest(ExecutionSpace const& space, bool shifted) {
+  /// gathered_ = the multigrid of the last coupled level, whole, on every process: each
+  /// process's rows in global columns, gathered in process order (collective), coarsened
+  /// along the processes' Z orders put end to end down to `coarsest_size` nodes, factored
+  /// there (shifted by s 1 1ᵀ when `shifted`). Every process builds the same one.
+  void gather_last_level(ExecutionSpace const& space, bool shifted) {
     auto const& level = levels_.back();
     int const l = static_cast<int>(levels_.size()) - 1;
     int const m = level.size;
@@ -948,34 +982,59 @@ public:
     auto const values = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), level.values);
     auto const remote =
         Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), halos_[l].remote_columns());
-    std::vector<double> rows(std::size_t(m) * total, 0.0);
-    for (int i = 0; i < m; ++i)
+    std::vector<int> lengths(m), global_columns;
+    std::vector<double> entries;
+    for (int i = 0; i < m; ++i) {
+      lengths[i] = row_map(i + 1) - row_map(i);
       for (int e = row_map(i); e < row_map(i + 1); ++e) {
         int const c = columns(e);
-        rows[std::size_t(i) * total + (c < m ? coarsest_first_ + c : remote(c - m))] += values(e);
+        global_columns.push_back(c < m ? coarsest_first_ + c : remote(c - m));
+        entries.push_back(values(e));
       }
+    }
     auto const sizes = ranks_.allgather(std::vector<std::int64_t>{m});
-    std::vector<std::int64_t> counts;
-    for (auto size : sizes)
-      counts.push_back(size * total);
-    std::vector<double> all(std::size_t(total) * total);
-    ranks_.allgatherv_bytes(rows.data(), all.data(), counts, sizeof(double));
-    double mean_diagonal = 0;
-    for (int i = 0; i < total; ++i)
-      mean_diagonal += all[std::size_t(i) * total + i];
-    mean_diagonal /= total > 0 ? total : 1;
-    double const shift = shifted && total > 0 ? mean_diagonal / total : 0.0;
-    factor_ =
-        Kokkos::View<double**, Kokkos::LayoutRight, memory_space>("sdot::mg::factor", total, total);
-    auto host = Kokkos::create_mirror_view(factor_);
-    for (int i = 0; i < total; ++i)
-      for (int j = 0; j < total; ++j)
-        host(i, j) = shift + all[std::size_t(i) * total + j];
-    Kokkos::deep_copy(space, factor_, host);
+    auto const counts =
+        ranks_.allgather(std::vector<std::int64_t>{std::int64_t(global_columns.size())});
+    std::int64_t nnz = 0;
+    for (auto c : counts)
+      nnz += c;
+    std::vector<int> all_lengths(total), all_columns(nnz), all_map(total + 1, 0);
+    std::vector<double> all_values(nnz), diagonal(total, 0.0);
+    ranks_.allgatherv_bytes(lengths.data(), all_lengths.data(), sizes, sizeof(int));
+    ranks_.allgatherv_bytes(global_columns.data(), all_columns.data(), counts, sizeof(int));
+    ranks_.allgatherv_bytes(entries.data(), all_values.data(), counts, sizeof(double));
+    for (int i = 0; i < total; ++i) {
+      all_map[i + 1] = all_map[i] + all_lengths[i];
+      for (int e = all_map[i]; e < all_map[i + 1]; ++e)
+        if (all_columns[e] == i)
+          diagonal[i] = all_values[e];
+    }
+    CompressedRows<memory_space> whole;
+    whole.rows = total;
+    whole.graph.row_map = device_copy(space, "sdot::mg::gathered_row_map", all_map);
+    whole.graph.entries = device_copy(space, "sdot::mg::gathered_columns", all_columns);
+    whole.values = device_copy(space, "sdot::mg::gathered_values", all_values);
+    AggregationOptions nested = options_;
+    nested.matched_levels = 0; // below the first levels
+    gathered_ = std::make_shared<AggregationMultigrid const>(
+        space, whole, device_copy(space, "sdot::mg::gathered_diagonal", diagonal),
+        Kokkos::View<int*, memory_space>(), shifted, nested);
     coarsest_counts_ = sizes;
     coarsest_b_host_.assign(total, 0.0);
     coarsest_b_ = uninitialized_view<Vector>(space, "sdot::mg::coarsest_b", total);
     coarsest_x_ = uninitialized_view<Vector>(space, "sdot::mg::coarsest_x", total);
+  }
+
+  /// A device copy of `host`.
+  template <class T>
+  static Kokkos::View<T*, memory_space>
+  device_copy(ExecutionSpace const& space, std::string const& label, std::vector<T> const& host) {
+    auto view = uninitialized_view<Kokkos::View<T*, memory_space>>(space, label, host.size());
+    Kokkos::View<T const*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>> h(
+        host.data(), host.size());
+    Kokkos::deep_copy(space, view, h);
+    space.fence();
+    return view;
   }
 
   /// Rows of all the processes at a level of `size` rows here (this process's alone unless the
@@ -1078,8 +1137,10 @@ private:
   loom::Ranks ranks_;
   std::vector<loom::Halo<ExecutionSpace>> halos_;
   std::vector<std::int64_t> firsts_, global_sizes_;
-  /// The coarsest level's rows on every process, this process's first, and the whole level's
-  /// right-hand side and solution.
+  /// The last coupled level whole, with its own multigrid (on every process); that level's
+  /// rows on every process, this process's first, and the whole level's right-hand side and
+  /// solution.
+  std::shared_ptr<AggregationMultigrid const> gathered_;
   std::vector<std::int64_t> coarsest_counts_;
   int coarsest_first_ = 0;
   mutable std::vector<double> coarsest_b_host_;
