@@ -90,6 +90,11 @@ struct OptimalTransportOptions {
   /// more Newton steps and diagram evaluations than the CG they save, and beyond ~0.1 they may
   /// stall the damping (docs/transport.md).
   double max_cg_tol = 0.01;
+  /// The loosest forcing term once the step before took the full Newton step (α = 1), in
+  /// (0, 1); still within [cg_tol, max_cg_tol]. Near the solution a loose direction can leave
+  /// the last step's error just above the tolerance and cost a whole Newton step
+  /// (docs/transport.md).
+  double full_step_max_cg_tol = 0.003;
   /// The linear solves also go on until the linear model keeps every cell's mass at least at
   /// the threshold of min_mass_fraction up to the first step the damping tries, a_max:
   /// (b − J δ)_i ≤ target_i − m_i + (m_i − threshold) / a_max on every row. The norm test
@@ -427,6 +432,8 @@ inline void check_transport_options(OptimalTransportOptions const& o) {
         o.min_mass_fraction, "in (0, 1)");
   check(o.cg_tol > 0 && o.cg_tol < 1, "cg_tol", o.cg_tol, "in (0, 1)");
   check(o.max_cg_tol >= o.cg_tol && o.max_cg_tol < 1, "max_cg_tol", o.max_cg_tol, "in [cg_tol, 1)");
+  check(o.full_step_max_cg_tol > 0 && o.full_step_max_cg_tol < 1, "full_step_max_cg_tol",
+        o.full_step_max_cg_tol, "in (0, 1)");
   check(o.max_newton >= 0, "max_newton", o.max_newton, "≥ 0");
   check(o.max_halvings >= 0, "max_halvings", o.max_halvings, "≥ 0");
   check(o.max_cg >= 1, "max_cg", o.max_cg, "≥ 1");
@@ -494,8 +501,14 @@ public:
         if (safeguard > 0.1)
           forcing = std::fmax(forcing, safeguard);
       }
+      // After a full step, the tighter bound full_step_max_cg_tol (never below cg_tol).
+      double const loosest =
+          stats().newton_iterations > 1 && last_step_ >= 1
+              ? std::fmax(options_.cg_tol,
+                          std::fmin(options_.max_cg_tol, options_.full_step_max_cg_tol))
+              : options_.max_cg_tol;
       double const eta = options_.adaptive_cg_tol
-                             ? std::fmin(options_.max_cg_tol, std::fmax(forcing, options_.cg_tol))
+                             ? std::fmin(loosest, std::fmax(forcing, options_.cg_tol))
                              : options_.cg_tol;
       previous_error = error_[1];
       auto const cg = direction(eta);

@@ -140,6 +140,34 @@ TEST(OptimalTransport, ToleranceAndProgress) {
   EXPECT_LE(seen.back().max_error, 1e-6);
 }
 
+TEST(OptimalTransport, ForcingTermsAfterAFullStepStayTight) {
+  // The forcing term η_k of each step (NewtonProgress::cg_tol) lies in [cg_tol, max_cg_tol],
+  // and in [cg_tol, full_step_max_cg_tol] once the step before took α = 1; with
+  // full_step_max_cg_tol = max_cg_tol the same trajectory starts looser after full steps (the
+  // bound binds).
+  auto const c = clustered_cloud(2000, 37);
+  auto const t = uniform_targets(c.x.size());
+  for (double full_step : {0.003, 0.01}) {
+    sdot::OptimalTransportOptions options;
+    options.full_step_max_cg_tol = full_step;
+    std::vector<sdot::NewtonProgress> seen;
+    options.progress = [&](sdot::NewtonProgress const& p) { seen.push_back(p); };
+    auto const s = solve(c, t, unit_square(), {}, options);
+    expect_transport(c, t, unit_square(), s, 1e-10);
+    double loosest_after_full_step = 0;
+    for (std::size_t k = 1; k < seen.size(); ++k) {
+      EXPECT_GE(seen[k].cg_tol, options.cg_tol) << "step " << k;
+      EXPECT_LE(seen[k].cg_tol, options.max_cg_tol) << "step " << k;
+      if (k >= 2 && seen[k - 1].step == 1) {
+        EXPECT_LE(seen[k].cg_tol, std::fmax(options.cg_tol, full_step)) << "step " << k;
+        loosest_after_full_step = std::fmax(loosest_after_full_step, seen[k].cg_tol);
+      }
+    }
+    if (full_step > 0.005)
+      EXPECT_GT(loosest_after_full_step, 0.003);
+  }
+}
+
 TEST(OptimalTransport, InitialWeightsAtTheSolutionNeedNoStep) {
   auto const c = uniform_cloud(300, 0, 25);
   auto const t = uniform_targets(c.x.size());
@@ -254,6 +282,8 @@ TEST(OptimalTransport, NamesTheOptionOutOfItsRange) {
   expect_error([](O& o) { o.min_mass_fraction = 1; }, {"options.min_mass_fraction is 1"});
   expect_error([](O& o) { o.cg_tol = 2; }, {"options.cg_tol is 2", "(0, 1)"});
   expect_error([](O& o) { o.max_cg_tol = 1e-4; }, {"options.max_cg_tol is 0.0001", "[cg_tol"});
+  expect_error([](O& o) { o.full_step_max_cg_tol = 0; },
+               {"options.full_step_max_cg_tol is 0", "(0, 1)"});
   expect_error([](O& o) { o.max_newton = -1; }, {"options.max_newton is -1"});
   expect_error([](O& o) { o.max_halvings = -3; }, {"options.max_halvings is -3"});
   expect_error([](O& o) { o.max_cg = 0; }, {"options.max_cg is 0"});
