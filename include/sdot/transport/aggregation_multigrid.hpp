@@ -57,6 +57,7 @@
 #include <sdot/base/scan.hpp>
 #include <sdot/base/views.hpp>
 
+#include <loom/detail/segments.hpp>
 #include <loom/halo.hpp>
 #include <loom/ranks.hpp>
 #include <loom/row_blocks.hpp>
@@ -870,8 +871,8 @@ public:
     int const m = levels_.back().size;
     auto const host_b = Kokkos::create_mirror_view_and_copy(
         Kokkos::HostSpace(), Kokkos::subview(b, Kokkos::make_pair(0, m)));
-    std::vector<double> mine(host_b.data(), host_b.data() + m);
-    ranks_.allgatherv_bytes(mine.data(), coarsest_b_host_.data(), coarsest_counts_, sizeof(double));
+    ranks_.allgatherv_bytes(host_b.data(), coarsest_b_host_.data(), coarsest_counts_,
+                            sizeof(double));
     Kokkos::View<double*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>> all(
         coarsest_b_host_.data(), coarsest_b_host_.size());
     Kokkos::deep_copy(space, coarsest_b_, all);
@@ -1011,30 +1012,18 @@ public:
     }
     CompressedRows<memory_space> whole;
     whole.rows = total;
-    whole.graph.row_map = device_copy(space, "sdot::mg::gathered_row_map", all_map);
-    whole.graph.entries = device_copy(space, "sdot::mg::gathered_columns", all_columns);
-    whole.values = device_copy(space, "sdot::mg::gathered_values", all_values);
+    whole.graph.row_map = loom::detail::to_device(space, all_map, "sdot::mg::gathered_row_map");
+    whole.graph.entries = loom::detail::to_device(space, all_columns, "sdot::mg::gathered_columns");
+    whole.values = loom::detail::to_device(space, all_values, "sdot::mg::gathered_values");
     AggregationOptions nested = options_;
     nested.matched_levels = 0; // below the first levels
     gathered_ = std::make_shared<AggregationMultigrid const>(
-        space, whole, device_copy(space, "sdot::mg::gathered_diagonal", diagonal),
+        space, whole, loom::detail::to_device(space, diagonal, "sdot::mg::gathered_diagonal"),
         Kokkos::View<int*, memory_space>(), shifted, nested);
     coarsest_counts_ = sizes;
     coarsest_b_host_.assign(total, 0.0);
     coarsest_b_ = uninitialized_view<Vector>(space, "sdot::mg::coarsest_b", total);
     coarsest_x_ = uninitialized_view<Vector>(space, "sdot::mg::coarsest_x", total);
-  }
-
-  /// A device copy of `host`.
-  template <class T>
-  static Kokkos::View<T*, memory_space>
-  device_copy(ExecutionSpace const& space, std::string const& label, std::vector<T> const& host) {
-    auto view = uninitialized_view<Kokkos::View<T*, memory_space>>(space, label, host.size());
-    Kokkos::View<T const*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>> h(
-        host.data(), host.size());
-    Kokkos::deep_copy(space, view, h);
-    space.fence();
-    return view;
   }
 
   /// Rows of all the processes at a level of `size` rows here (this process's alone unless the
