@@ -7,7 +7,9 @@
 // same positions at zero weights is timed in the same loop, alternately:
 // zero_weights_ns_per_cell and ratio_to_zero_weights. sdot_recomputed/...: the diagram
 // recomputed from the neighbours of the one before (warm_start), as the transport solver does;
-// sdot_moved/...: the same after the seeds moved a little (set_positions()).
+// sdot_moved/...: the same after the seeds moved a little (set_positions()). sdot_search/...
+// and sdot_coarse/...: sdot/... with PowerDiagramOptions::coarse_to_fine never and always
+// (sdot/... chooses by itself), for A/B runs in one process.
 #include "cloud_benchmarks.hpp"
 #include "memory_probe.hpp"
 
@@ -42,7 +44,8 @@ void diagram_counters(benchmark::State& state, sdot::PowerDiagram<Space>& diagra
   state.counters["overflowed_cells"] = diagram.statistics().overflowed_cells;
 }
 
-void sdot_power_diagram(benchmark::State& state, std::string const& kind) {
+void sdot_power_diagram_with(benchmark::State& state, std::string const& kind,
+                             sdot::PowerDiagramOptions const& options) {
   int const n = static_cast<int>(state.range(0));
   sdot_test::Cloud cloud;
   if (!sdot_bench::make_cloud_or_skip(state, kind, n, cloud))
@@ -51,13 +54,14 @@ void sdot_power_diagram(benchmark::State& state, std::string const& kind) {
   auto const weights = sdot_test::weights_view<Space::memory_space>(cloud);
   auto const domain = sdot_bench::unit_square();
   {
-    sdot::PowerDiagram<Space> diagram(positions, weights, domain);
+    sdot::PowerDiagram<Space> diagram(positions, weights, domain, options);
     diagram_counters(state, diagram);
+    state.counters["coarse_levels"] = diagram.statistics().coarse_levels;
   }
   double kokkos_bytes = 0, resident_bytes = 0;
   {
     sdot_bench::MemoryProbe probe;
-    sdot::PowerDiagram<Space> diagram(positions, weights, domain);
+    sdot::PowerDiagram<Space> diagram(positions, weights, domain, options);
     diagram.measures();
     Space().fence();
     kokkos_bytes = probe.kokkos_bytes();
@@ -68,14 +72,14 @@ void sdot_power_diagram(benchmark::State& state, std::string const& kind) {
   double seconds = 0, cell_seconds = 0, zero_seconds = 0;
   for (auto _ : state) {
     Kokkos::Timer timer;
-    sdot::PowerDiagram<Space> diagram(positions, weights, domain);
+    sdot::PowerDiagram<Space> diagram(positions, weights, domain, options);
     benchmark::DoNotOptimize(diagram.measures().data());
     Space().fence();
     seconds += timer.seconds();
     cell_seconds += diagram.statistics().seconds.at("cells");
     if (at_transport) {
       Kokkos::Timer zero_timer;
-      sdot::PowerDiagram<Space> zero_diagram(positions, zero, domain);
+      sdot::PowerDiagram<Space> zero_diagram(positions, zero, domain, options);
       benchmark::DoNotOptimize(zero_diagram.measures().data());
       Space().fence();
       zero_seconds += zero_timer.seconds();
@@ -90,6 +94,18 @@ void sdot_power_diagram(benchmark::State& state, std::string const& kind) {
   }
   state.counters["kokkos_bytes_per_seed"] = kokkos_bytes / n;
   state.counters["resident_bytes_per_seed"] = resident_bytes / n;
+}
+
+void sdot_power_diagram(benchmark::State& state, std::string const& kind) {
+  sdot_power_diagram_with(state, kind, {});
+}
+
+/// sdot_power_diagram() with coarse_to_fine set to `mode`.
+template <sdot::CoarseToFine mode>
+void sdot_power_diagram_coarse_to_fine(benchmark::State& state, std::string const& kind) {
+  sdot::PowerDiagramOptions options;
+  options.coarse_to_fine = mode;
+  sdot_power_diagram_with(state, kind, options);
 }
 
 /// Alternately changes `diagram` (change(k), k = 1, 0, 1, …) and times its measures, and those
@@ -180,6 +196,14 @@ void sdot_moved_diagram(benchmark::State& state, std::string const& kind) {
     sdot_bench::register_cloud_benchmarks("sdot", sdot_power_diagram);
 [[maybe_unused]] int const registered_spread =
     sdot_bench::register_spread_benchmarks("sdot", sdot_power_diagram);
+[[maybe_unused]] int const registered_search = sdot_bench::register_cloud_benchmarks(
+    "sdot_search", sdot_power_diagram_coarse_to_fine<sdot::CoarseToFine::never>);
+[[maybe_unused]] int const registered_spread_search = sdot_bench::register_spread_benchmarks(
+    "sdot_search", sdot_power_diagram_coarse_to_fine<sdot::CoarseToFine::never>);
+[[maybe_unused]] int const registered_coarse = sdot_bench::register_cloud_benchmarks(
+    "sdot_coarse", sdot_power_diagram_coarse_to_fine<sdot::CoarseToFine::always>);
+[[maybe_unused]] int const registered_spread_coarse = sdot_bench::register_spread_benchmarks(
+    "sdot_coarse", sdot_power_diagram_coarse_to_fine<sdot::CoarseToFine::always>);
 [[maybe_unused]] int const registered_moved =
     sdot_bench::register_cloud_benchmarks("sdot_moved", sdot_moved_diagram);
 [[maybe_unused]] int const registered_recomputed =

@@ -9,6 +9,8 @@
 // SDOT_PROFILE_REPEAT=R computes the diagram R times (default 1) and prints each time; the
 // first run pays the device's first touches (allocations, loading the kernels on a GPU).
 // SDOT_PROFILE_SAME_BITS set: with PowerDiagramOptions::same_bits.
+// SDOT_PROFILE_COARSE_TO_FINE=always|never: PowerDiagramOptions::coarse_to_fine (default
+// automatic).
 #include "bench_clouds.hpp"
 #include "perf_environment.hpp"
 
@@ -40,11 +42,16 @@ int main(int argc, char* argv[]) {
     char const* repeat_env = std::getenv("SDOT_PROFILE_REPEAT");
     int const repeat = repeat_env ? std::atoi(repeat_env) : 1;
     bool const same_bits = std::getenv("SDOT_PROFILE_SAME_BITS") != nullptr;
+    char const* coarse_env = std::getenv("SDOT_PROFILE_COARSE_TO_FINE");
+    std::string const coarse = coarse_env ? coarse_env : "automatic";
     for (int run = 0; run < repeat; ++run) {
       Kokkos::fence();
       Kokkos::Timer timer;
       sdot::PowerDiagramOptions options;
       options.same_bits = same_bits;
+      options.coarse_to_fine = coarse == "always"  ? sdot::CoarseToFine::always
+                               : coarse == "never" ? sdot::CoarseToFine::never
+                                                   : sdot::CoarseToFine::automatic;
       sdot::PowerDiagram<> diagram(positions, weights, sdot_bench::unit_square(), options);
       auto measures = diagram.measures();
       Kokkos::fence();
@@ -54,11 +61,13 @@ int main(int argc, char* argv[]) {
           "profile::sum", Kokkos::RangePolicy<>(0, n),
           KOKKOS_LAMBDA(int i, double& s) { s += measures(i); }, sum);
       auto const& phases = diagram.statistics().seconds;
+      auto const& statistics = diagram.statistics();
       std::printf("%s N=%d: %.1f ns/cell (tree %.1f, cells %.1f, same_bits %.1f), sum of "
-                  "measures - 1 = %.3e\n",
+                  "measures - 1 = %.3e, coarse levels %d, cells certified %d in %d rounds\n",
                   kind.c_str(), n, 1e9 * seconds / n, 1e9 * phases.at("tree") / n,
                   1e9 * phases.at("cells") / n,
-                  phases.count("same_bits") ? 1e9 * phases.at("same_bits") / n : 0.0, sum - 1);
+                  phases.count("same_bits") ? 1e9 * phases.at("same_bits") / n : 0.0, sum - 1,
+                  statistics.coarse_levels, statistics.warm_cells, statistics.warm_rounds);
     }
   }
   return 0;

@@ -530,12 +530,27 @@ struct PyPowerDiagram {
   }
 };
 
+/// PowerDiagramOptions::coarse_to_fine by name.
+sdot::CoarseToFine coarse_to_fine_from(std::string const& mode) {
+  if (mode == "automatic")
+    return sdot::CoarseToFine::automatic;
+  if (mode == "always")
+    return sdot::CoarseToFine::always;
+  if (mode == "never")
+    return sdot::CoarseToFine::never;
+  throw py::value_error("sdot.PowerDiagram: coarse_to_fine must be 'automatic', 'always' or "
+                        "'never', not '" +
+                        mode + "'");
+}
+
 PyPowerDiagram make_power_diagram(py::object positions, py::object weights, py::object boundaries,
-                                  int nb_boxes, bool same_bits, bool warm_start) {
+                                  int nb_boxes, bool same_bits, bool warm_start,
+                                  std::string const& coarse_to_fine) {
   sdot::PowerDiagramOptions options;
   options.nb_boxes = nb_boxes;
   options.same_bits = same_bits;
   options.warm_start = warm_start;
+  options.coarse_to_fine = coarse_to_fine_from(coarse_to_fine);
   auto const domain = half_spaces_from(boundaries);
   bool const spread_positions = py::isinstance<PySpread>(positions);
   bool const spread_weights = py::isinstance<PySpread>(weights);
@@ -774,7 +789,7 @@ PYBIND11_MODULE(_sdot_loom, m) {
   py::class_<PyPowerDiagram>(m, "PowerDiagram")
       .def(py::init(&make_power_diagram), py::arg("positions"), py::arg("weights"),
            py::arg("boundaries"), py::arg("nb_boxes") = 1, py::arg("same_bits") = false,
-           py::arg("warm_start") = false)
+           py::arg("warm_start") = false, py::arg("coarse_to_fine") = "automatic")
       .def("set_weights", &PyPowerDiagram::set_weights, py::arg("weights"))
       .def("set_positions", &PyPowerDiagram::set_positions, py::arg("positions"),
            py::arg("weights"))

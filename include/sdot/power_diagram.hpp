@@ -10,6 +10,7 @@
 #include <sdot/distributed/travelling_cells.hpp>
 #include <sdot/geometry/canonical_cells.hpp>
 #include <sdot/geometry/cells.hpp>
+#include <sdot/geometry/coarse_to_fine.hpp>
 #include <sdot/geometry/kept_polygons.hpp>
 #include <sdot/geometry/validate.hpp>
 #include <sdot/geometry/warm_cells.hpp>
@@ -32,6 +33,17 @@
 #include <vector>
 
 namespace sdot {
+
+/// How a first computation of a diagram (one box, no earlier neighbours to start from) finds the
+/// seeds that cut each cell (PowerDiagramOptions::coarse_to_fine).
+enum class CoarseToFine {
+  /// From a coarser diagram where half of the cells or more are predicted more than a grid step
+  /// from their seeds (weights that move most cells far from their seeds, as optimal-transport
+  /// weights do on clustered seeds), and by the search elsewhere.
+  automatic,
+  always, ///< from a coarser diagram
+  never   ///< by the search alone
+};
 
 /// Options of a PowerDiagram.
 struct PowerDiagramOptions {
@@ -88,6 +100,17 @@ struct PowerDiagramOptions {
   /// polygon, at any round, has less area gives up on every process alike (after that
   /// round's cut); −∞: never.
   double abandon_below = -std::numeric_limits<double>::infinity();
+  /// One box, a first computation: the diagram of every fourth seed (along the index), at the
+  /// same weights, is built first, itself so down to `coarsest_level_seeds` seeds; each seed is
+  /// located in it, and the seeds located around it are the candidates its cell is built from.
+  /// The cells are then certified as warm_start certifies them, and those that fail are built
+  /// again by the search: exact in every case (to round-off, not bit for bit against the
+  /// search). The search's cost grows with how far the weights move the cells from their
+  /// seeds; this one does not (power-diagram.md, "Coarse to fine"). Keeps the polygons as
+  /// keep_polygons does.
+  CoarseToFine coarse_to_fine = CoarseToFine::automatic;
+  /// coarse_to_fine: the coarsest diagram, built by the search, has at most this many seeds.
+  int coarsest_level_seeds = 4096;
   /// Called on every process as each phase of a computation ends, with the phase's name and
   /// its seconds on this process (the entries of PowerDiagramStatistics::seconds but "total"):
   /// for progress output. Empty: nothing is called.
@@ -115,11 +138,13 @@ struct PowerDiagramStatistics {
   /// final inbox_capacity (kept for the next call)
   int inbox_capacity = 0;
   /// warm_start: cells kept from their earlier neighbours' clipping (several ranks: first-round
-  /// cells, over all the ranks)
+  /// cells, over all the ranks); coarse_to_fine: cells kept from their candidates' clipping
   int warm_cells = 0;
-  /// warm_start: certifications that sent cells to be built again, widened or by the search
-  /// (several ranks: the most of one box)
+  /// warm_start, coarse_to_fine: certifications that sent cells to be built again, widened or
+  /// by the search (several ranks: the most of one box)
   int warm_rounds = 0;
+  /// coarse_to_fine: the coarser diagrams built to guess the neighbours (0: the search alone).
+  int coarse_levels = 0;
   /// The spatial index (one rank), or the boxes and their indexes (several), kept from the
   /// computation before (set_weights()): only the weights and their bounds were updated.
   bool index_kept = false;
@@ -366,6 +391,20 @@ private:
 
   /// The one-box index's weight bounds for its current weights (set_seed_weights() leaves
   /// them to be computed here, before a search reads them).
+  /// Whether this first computation (one box) builds its cells from a coarser diagram
+  /// (coarse_to_fine). Needs the index's weight bounds.
+  bool coarse_to_fine_pays() {
+    int const n = size();
+    if (options_.coarse_to_fine == CoarseToFine::never || n == 0 ||
+        detail::inline_polygon_capacity(options_.vertex_capacity,
+                                        static_cast<int>(domain_.vertices.size())) == 0)
+      return false;
+    if (options_.coarse_to_fine == CoarseToFine::always)
+      return true;
+    update_weight_bounds();
+    return coarse_to_fine_fraction * std::int64_t(detail::cells_predicted_far(space_, tree_)) >= n;
+  }
+
   void update_weight_bounds() {
     if (!weight_bounds_stale_)
       return;
@@ -411,6 +450,7 @@ private:
     positive(options_.inbox_capacity, "inbox_capacity");
     positive(options_.vertex_capacity, "vertex_capacity");
     positive(options_.kept_vertices_per_seed, "kept_vertices_per_seed");
+    positive(options_.coarsest_level_seeds, "coarsest_level_seeds");
     if (options_.leaf_size < 2)
       throw std::invalid_argument("sdot::PowerDiagram: option leaf_size = " +
                                   std::to_string(options_.leaf_size) + " must be at least 2");
@@ -453,6 +493,9 @@ private:
   /// set_positions() starts from the last neighbours when at least 1/moved_start_fraction of
   /// the cells are predicted more than a grid step from their seeds (detail::predicted_far)
   static constexpr int moved_start_fraction = 10;
+  /// CoarseToFine::automatic builds from a coarser diagram when at least 1/coarse_to_fine_fraction
+  /// of the cells are predicted far from their seeds.
+  static constexpr int coarse_to_fine_fraction = 2;
   Kokkos::View<int*, memory_space> slot_of_index_; ///< warm_start: tree_.index inverted
   /// warm_start: the next cells from their neighbours' neighbours at once (WarmReport)
   bool warm_widen_first_ = false;
@@ -624,6 +667,23 @@ void PowerDiagram<ExecutionSpace, Input>::compute_one_box() {
   }
   detail::CellsReport report;
   bool built = false;
+  statistics_.coarse_levels = 0;
+  if (!warm && coarse_to_fine_pays()) {
+    update_weight_bounds(); // the search of the cells that fail
+    auto const coarse = detail::coarse_cells(
+        space_, tree_, const_domain_vertices(), const_domain_labels(), options_.vertex_capacity,
+        options_.leaf_size, options_.coarsest_level_seeds, domain_.area, domain_length());
+    slot_of_index_ = detail::slot_of_index(space_, tree_);
+    auto const from_candidates = detail::build_cells_from_coarse_cells(
+        space_, tree_, const_domain_vertices(), const_domain_labels(), options_.vertex_capacity,
+        outputs_, kept_, coarse, Kokkos::View<int const*, memory_space>(slot_of_index_),
+        domain_.area, domain_length(), abandon);
+    report = from_candidates.cells;
+    built = from_candidates.certified || from_candidates.cells.abandoned;
+    statistics_.coarse_levels = coarse.levels;
+    statistics_.warm_cells = from_candidates.certified ? from_candidates.warm_cells : 0;
+    statistics_.warm_rounds = from_candidates.rounds;
+  }
   if (warm) {
     auto const from_neighbours = detail::build_cells_from_neighbours(
         space_, tree_, const_domain_vertices(), const_domain_labels(), options_.vertex_capacity,
@@ -641,7 +701,7 @@ void PowerDiagram<ExecutionSpace, Input>::compute_one_box() {
   if (!built) {
     update_weight_bounds();
     report =
-        options_.keep_polygons || options_.warm_start
+        options_.keep_polygons || options_.warm_start || statistics_.coarse_levels > 0
             ? detail::build_cells_keeping_polygons(space_, tree_, const_domain_vertices(),
                                                    const_domain_labels(), options_.vertex_capacity,
                                                    outputs_, kept_, abandon)

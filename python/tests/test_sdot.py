@@ -229,6 +229,18 @@ def test_new_weights_give_what_a_new_diagram_gives(nb_boxes, warm_start):
     np.testing.assert_allclose(pd.measures, measures, rtol=0, atol=1e-13)  # nothing changed
 
 
+@pytest.mark.parametrize("coarse_to_fine", ["automatic", "always", "never"])
+def test_coarse_to_fine_gives_what_the_search_gives(coarse_to_fine):
+    positions, _ = cloud(200, 13, 0)
+    square = sdot.box_half_spaces([0, 0], [1, 1])
+    # weights that move the cells away from their seeds, some empty
+    weights = 0.3 * positions[:, 0] + 0.03 * np.sin(7 * positions[:, 1])
+    pd = sdot.PowerDiagram(positions, weights, square, coarse_to_fine=coarse_to_fine)
+    np.testing.assert_allclose(pd.measures, brute_force(positions, weights)[0], rtol=0, atol=1e-13)
+    with pytest.raises(ValueError, match="'sometimes'"):
+        sdot.PowerDiagram(positions, weights, square, coarse_to_fine="sometimes")
+
+
 @pytest.mark.parametrize("warm_start", [False, True])
 def test_new_positions_give_what_a_new_diagram_gives(warm_start):
     positions, _ = cloud(80, 13, 0)

@@ -59,6 +59,8 @@ options:
   --vertex-capacity C    vertices of a cell in the kernel's first pass (default 32)
   --same-bits            the same bits whatever the number of processes and boxes (each cell
                          recomputed from its edges once they are known; see docs/power-diagram.md)
+  --coarse-to-fine M     automatic, always or never: how one box finds the seeds that cut each
+                         cell (PowerDiagramOptions::coarse_to_fine; default automatic)
   --progress             a line on stderr as each phase ends (default: only once the run
                          has lasted 5 s)
   --quiet                no progress lines
@@ -137,6 +139,16 @@ Options parse(std::vector<std::string> const& args) {
     } else if (o.cell_files.take(arg, a)) {
     } else if (arg == "--same-bits") {
       o.diagram.same_bits = true;
+    } else if (arg == "--coarse-to-fine") {
+      std::string const mode = a.value_of(arg);
+      if (mode == "automatic")
+        o.diagram.coarse_to_fine = sdot::CoarseToFine::automatic;
+      else if (mode == "always")
+        o.diagram.coarse_to_fine = sdot::CoarseToFine::always;
+      else if (mode == "never")
+        o.diagram.coarse_to_fine = sdot::CoarseToFine::never;
+      else
+        throw UsageError("--coarse-to-fine takes automatic, always or never, not '" + mode + "'");
     } else if (arg == "--nb-boxes") {
       o.diagram.nb_boxes = capacity(arg);
     } else if (arg == "--msg-capacity") {
@@ -258,6 +270,7 @@ DiagramResult compute_diagram(Seeds const& seeds, std::vector<sdot::HalfSpace> c
   r.statistics.add("overflowed_cells", st.overflowed_cells)
       .add("vertex_reruns", st.vertex_reruns)
       .add("final_vertex_capacity", st.final_vertex_capacity)
+      .add("coarse_levels", st.coarse_levels)
       .add("rounds", st.rounds)
       .add("travelled_cells", st.travelled_cells)
       .add("bytes_sent", st.bytes_sent)

@@ -117,7 +117,9 @@ TEST(SdotMeasures, MatchesTheLibrary) {
       run_all({quote(scratch / "uniform.h5") + " " + quote(scratch / "uniform_out.h5") +
                    " --centroids --vertex-capacity 4",
                quote(scratch / "clustered.h5") + " " + quote(scratch / "clustered_out.h5") +
-                   " --box -0.5 -0.25 1.5 1.25 --nb-boxes 3 --msg-capacity 2 --inbox-capacity 8"},
+                   " --box -0.5 -0.25 1.5 1.25 --nb-boxes 3 --msg-capacity 2 --inbox-capacity 8",
+               quote(scratch / "clustered.h5") + " " + quote(scratch / "coarse_out.h5") +
+                   " --coarse-to-fine always"},
               scratch);
 
   { // unit square, one box, centroids; too few vertices at first
@@ -170,6 +172,15 @@ TEST(SdotMeasures, MatchesTheLibrary) {
     EXPECT_GT(json_number(o.out, "final_msg_capacity"), 2) << o.out; // grown to the messages
     EXPECT_GT(json_number(o.out, "travelled_cells"), 0) << o.out;
   }
+  { // one box, the cells from coarser diagrams
+    Outcome const& o = outcomes[2];
+    ASSERT_EQ(o.status, 0) << o.err;
+    expect_one_json_line(o);
+    auto const ref = library(clustered, sdot::box_half_spaces({0, 0}, {1, 1}));
+    expect_near_all(h5_read(scratch / "coarse_out.h5", "measures").values, ref.measures, 1e-12,
+                    "measure");
+    EXPECT_GE(json_number(o.out, "coarse_levels"), 1) << o.out;
+  }
   EXPECT_FALSE(has_temporary(scratch.path()));
 }
 
@@ -218,8 +229,9 @@ TEST(SdotMeasures, RandomClouds) {
   { // --help
     EXPECT_EQ(outcomes[5].status, 0);
     EXPECT_EQ(outcomes[5].out.rfind("usage: sdot-measures", 0), 0u) << outcomes[5].out;
-    for (char const* option : {"--box", "--random", "--seed", "--centroids", "--nb-boxes",
-                               "--msg-capacity", "--inbox-capacity", "--vertex-capacity"})
+    for (char const* option :
+         {"--box", "--random", "--seed", "--centroids", "--nb-boxes", "--msg-capacity",
+          "--inbox-capacity", "--vertex-capacity", "--coarse-to-fine"})
       EXPECT_NE(outcomes[5].out.find(option), std::string::npos) << option;
   }
   EXPECT_FALSE(has_temporary(scratch.path()));
@@ -368,6 +380,8 @@ TEST(SdotMeasures, BadInputIsReportedAndLeavesNoFile) {
       {"infinite_weight", with_bad_weight(3, -INFINITY), io, "seed 3 is not finite", 1},
       {"unknown_option", good, io + " --frobnicate", "unknown option '--frobnicate'", 2},
       {"bad_integer", good, io + " --nb-boxes 0", "bad number '0' for --nb-boxes", 2},
+      {"bad_coarse_to_fine", good, io + " --coarse-to-fine sometimes",
+       "--coarse-to-fine takes automatic, always or never, not 'sometimes'", 2},
       {"bad_capacity", good, io + " --vertex-capacity 12x",
        "bad number '12x' for --vertex-capacity", 2},
       {"bad_random", good, "--random -5 @/out.h5", "bad number '-5' for --random", 2},

@@ -1,6 +1,7 @@
 // The power diagram on one device against the brute-force reference.
 #include "brute_force.hpp"
 #include "clouds.hpp"
+#include "reference_cases.hpp"
 #include "test_setup.hpp"
 
 #include <sdot/picture.hpp>
@@ -357,6 +358,160 @@ TEST(PowerDiagram, Deterministic) {
     ASSERT_EQ(a.measures[i], b.measures[i]) << "seed " << i;
 }
 
+namespace {
+
+/// Options that build every cell from coarser diagrams, down to `coarsest` seeds.
+sdot::PowerDiagramOptions coarse_to_fine(int coarsest) {
+  sdot::PowerDiagramOptions options;
+  options.coarse_to_fine = sdot::CoarseToFine::always;
+  options.coarsest_level_seeds = coarsest;
+  return options;
+}
+
+} // namespace
+
+TEST(PowerDiagram, CoarseToFineMatchesTheReferenceOnTheHardCases) {
+  // Uniform, weighted, many empty cells, clusters, cells far from their seeds, a lattice, seeds
+  // outside, negative weights, a triangle and a hexagon, 0, 1 and 2 seeds, duplicates: from one
+  // level (the coarsest searched) to five.
+  for (auto const& rc : reference_cases()) {
+    if (rc.cloud.x.empty()) // no cell to build
+      continue;
+    for (int coarsest : {4096, 64, 2}) {
+      SCOPED_TRACE(rc.name + ", coarsest " + std::to_string(coarsest));
+      expect_matches_reference(rc.cloud, rc.domain, coarse_to_fine(coarsest));
+    }
+  }
+}
+
+TEST(PowerDiagram, CoarseToFineMatchesTheReferenceFarFromTheSeeds) {
+  // Weights that trend as optimal transport's: cells many spacings from their seeds, a cluster
+  // spread over the domain, many empty cells; weights spanning 1e3 times the squared spacing;
+  // a seed whose cell holds most of the domain; huge weights.
+  for (double beta : {3.0, 9.0, 40.0}) {
+    auto const c =
+        with_displacing_weights(clustered_cloud(3000, 61), {0.7, 0.75}, beta, {-0.1, 0.05}, 62);
+    SCOPED_TRACE("beta " + std::to_string(beta));
+    expect_matches_reference(c, unit_square(), coarse_to_fine(64));
+  }
+  auto spread = uniform_cloud(2000, 1000.0 / 2000, 65);
+  expect_matches_reference(spread, unit_square(), coarse_to_fine(32));
+  auto big = displaced_cells_cloud(2000, 63);
+  big.w[5] += 0.5;
+  expect_matches_reference(big, unit_square(), coarse_to_fine(32));
+  auto huge = clustered_cloud(1500, 66);
+  for (std::size_t i = 0; i < huge.w.size(); ++i)
+    huge.w[i] = 1e6 + 0.01 * std::sin(37.0 * i);
+  expect_matches_reference(huge, hexagon(), coarse_to_fine(16));
+}
+
+TEST(PowerDiagram, CoarseToFineGuessesNearlyEveryCell) {
+  // The guess from the coarser diagrams, not the search behind it, builds the cells: at
+  // weights that move the cells far from their seeds as at zero weights, nearly every cell is
+  // certified from its candidates, over several levels.
+  auto const far = displaced_cells_cloud(4000, 67);
+  auto zero = far;
+  for (auto& w : zero.w)
+    w = 0;
+  for (Cloud const* c : {&far, static_cast<Cloud const*>(&zero)}) {
+    auto const got = compute(*c, unit_square(), coarse_to_fine(64));
+    EXPECT_GE(got.statistics.coarse_levels, 3);
+    // Empty cells that the candidates do not empty go to the search.
+    auto const non_empty =
+        std::count_if(got.measures.begin(), got.measures.end(), [](double m) { return m > 0; });
+    EXPECT_GT(non_empty, 500);
+    EXPECT_GT(got.statistics.warm_cells, 0.98 * non_empty);
+  }
+  // The search alone: no level, no cell from candidates.
+  sdot::PowerDiagramOptions never;
+  never.coarse_to_fine = sdot::CoarseToFine::never;
+  auto const searched = compute(far, unit_square(), never);
+  EXPECT_EQ(searched.statistics.coarse_levels, 0);
+  EXPECT_EQ(searched.statistics.warm_cells, 0);
+}
+
+TEST(PowerDiagram, CoarseToFineWhereMostCellsLieFarFromTheirSeeds) {
+  // automatic: from coarser diagrams at weights that move most cells away from their seeds,
+  // by the search at zero weights and at weights that move few.
+  auto const far = displaced_cells_cloud(4000, 68);
+  auto zero = far;
+  for (auto& w : zero.w)
+    w = 0;
+  sdot::PowerDiagramOptions automatic;
+  automatic.coarsest_level_seeds = 256;
+  EXPECT_GT(compute(far, unit_square(), automatic).statistics.coarse_levels, 0);
+  EXPECT_EQ(compute(zero, unit_square(), automatic).statistics.coarse_levels, 0);
+  EXPECT_EQ(compute(uniform_cloud(4000, 1.0 / 4000, 69), unit_square(), automatic)
+                .statistics.coarse_levels,
+            0);
+}
+
+TEST(PowerDiagram, CoarseToFineIsDeterministicAndAbandons) {
+  auto const c = displaced_cells_cloud(3000, 69);
+  auto const a = compute(c, unit_square(), coarse_to_fine(64));
+  auto const b = compute(c, unit_square(), coarse_to_fine(64));
+  for (std::size_t i = 0; i < a.measures.size(); ++i)
+    ASSERT_EQ(a.measures[i], b.measures[i]) << "seed " << i;
+  // With same_bits, the same bits as the search.
+  auto options = coarse_to_fine(64);
+  options.same_bits = true;
+  auto const canonical = compute(c, unit_square(), options);
+  options.coarse_to_fine = sdot::CoarseToFine::never;
+  auto const searched = compute(c, unit_square(), options);
+  for (std::size_t i = 0; i < c.x.size(); ++i) {
+    ASSERT_EQ(canonical.measures[i], searched.measures[i]) << "seed " << i;
+    ASSERT_EQ(canonical.centroids[i], searched.centroids[i]) << "seed " << i;
+  }
+  // abandon_below: given up when a cell is below, complete otherwise.
+  double smallest = INFINITY;
+  for (double m : a.measures)
+    smallest = m > 0 ? std::min(smallest, m) : smallest;
+  options = coarse_to_fine(64);
+  options.abandon_below = 0.5 * smallest;
+  EXPECT_TRUE(compute(c, unit_square(), options).statistics.abandoned); // empty cells
+  auto no_empty = uniform_cloud(3000, 0, 70);
+  auto const full = compute(no_empty, unit_square(), coarse_to_fine(64));
+  smallest = *std::min_element(full.measures.begin(), full.measures.end());
+  options.abandon_below = 0.5 * smallest;
+  auto const kept = compute(no_empty, unit_square(), options);
+  EXPECT_FALSE(kept.statistics.abandoned);
+  EXPECT_EQ(kept.measures, full.measures);
+  options.abandon_below = 2 * smallest;
+  EXPECT_TRUE(compute(no_empty, unit_square(), options).statistics.abandoned);
+}
+
+TEST(PowerDiagram, CoarseToFineThenWarmStart) {
+  // A first computation from coarser diagrams, then warm starts from its neighbours.
+  auto const c = clustered_cloud(2500, 71);
+  sdot::PowerDiagramOptions options = coarse_to_fine(64);
+  options.warm_start = true;
+  auto d = with_displacing_weights(c, {0.3, 0.35}, 9.0, {0.05, -0.02}, 72);
+  sdot::PowerDiagram<> pd(positions_view(d), weights_view(d), unit_square(), options);
+  pd.measures();
+  EXPECT_GT(pd.statistics().coarse_levels, 0);
+  for (double beta : {9.0, 9.01, 3.0}) {
+    d = with_displacing_weights(c, {0.3, 0.35}, beta, {0.05, -0.02}, 72);
+    pd.set_weights(weights_view(d));
+    auto const got = to_vector(pd.measures());
+    auto const ref = brute_force(d.x, d.w, unit_square());
+    for (std::size_t i = 0; i < d.x.size(); ++i)
+      ASSERT_NEAR(got[i], ref.measures[i], 1e-12) << "beta " << beta << ", seed " << i;
+    EXPECT_EQ(pd.statistics().coarse_levels, 0); // the earlier neighbours instead
+  }
+}
+
+TEST(PowerDiagram, CoarseToFineOptionsAreChecked) {
+  auto const c = uniform_cloud(50, 0, 73);
+  auto options = coarse_to_fine(0);
+  try {
+    sdot::PowerDiagram<>(positions_view(c), weights_view(c), unit_square(), options);
+    ADD_FAILURE() << "no exception";
+  } catch (std::invalid_argument const& e) {
+    EXPECT_NE(std::string(e.what()).find("coarsest_level_seeds = 0"), std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(PowerDiagram, AbandonBelowGivesUpOnlyWhenACellIsBelow) {
   // Weights U[0, 10/N]: many empty cells, so any positive threshold is met by some cell.
   auto c = uniform_cloud(3000, 10.0 / 3000, 21);
@@ -519,6 +674,7 @@ TEST(PowerDiagram, NewPositionsGiveWhatANewDiagramGives) {
       sdot::PowerDiagramOptions options;
       options.warm_start = warm;
       options.nb_boxes = boxes;
+      options.coarse_to_fine = sdot::CoarseToFine::never; // warm_cells: the warm start's alone
       sdot::PowerDiagram<> pd(positions_view(c), weights_view(c), unit_square(), options);
       pd.measures();
       for (std::size_t k = 0; k < steps.size(); ++k) {

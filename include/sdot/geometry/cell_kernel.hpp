@@ -118,14 +118,15 @@ KOKKOS_INLINE_FUNCTION bool box_may_cut_vertices(Polygon const& cell, CellSeed c
 
 /// Clips `cell` by the seed `other` of index `other_index` at squared distance d2. Returns
 /// true when the walk must stop (`result` is then `emptied` or `overflow`). `revisit`: the seed
-/// may have been clipped by already (an edge of it is then left as it is).
+/// may have been clipped by already (an edge of it is then left as it is). `skip`: the seed is
+/// left out (a caller's own test folded into this one's branch).
 KOKKOS_INLINE_FUNCTION bool clip_by_other(Polygon& cell, CellSeed const& seed, int other_index,
                                           double d2, Seed const& other, ClipResult& result,
-                                          bool revisit = false) {
+                                          bool revisit = false, bool skip = false) {
   double const dx = other.x - seed.x, dy = other.y - seed.y;
   double const offset = (d2 + (seed.w - other.w)) / 2;
-  // Both tests at once (one branch to mispredict, not two); duplicates pass both.
-  if (!(may_cut(d2, seed.w, other.w, cell.max_radius2) & cell.may_reach(dx, dy, offset)))
+  // The tests at once (one branch to mispredict, not several); duplicates pass them.
+  if (!(!skip & may_cut(d2, seed.w, other.w, cell.max_radius2) & cell.may_reach(dx, dy, offset)))
     return false;
   if (d2 == 0 && other.w == seed.w) {
     // Duplicates: the lower index keeps the cell.

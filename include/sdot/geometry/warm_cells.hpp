@@ -272,6 +272,13 @@ struct CertifyEdges {
     int const size = kept.counts(s);
     Seed const me = tree.seeds(s);
     std::size_t const begin = std::size_t(s) * std::size_t(kept.capacity);
+    // A cell bounded by the domain alone has no edge to compare: unless it is the only seed,
+    // it is built again (others empty it, or it holds the whole domain, as the search says).
+    bool bounded_by_a_seed = tree.size == 1;
+    for (int k = 0; k < size; ++k)
+      bounded_by_a_seed |= kept.labels(begin + k) >= 0;
+    if (size > 0 && !bounded_by_a_seed && is_warm(own_state))
+      sdot::compat::atomic_max(&redo(s), 1);
     for (int k = 0; k < size; ++k) {
       int const j = kept.labels(begin + k);
       if (j < 0)
@@ -325,23 +332,43 @@ struct WarmReport {
   bool widen_next = false;
 };
 
-/// Builds the cells of `tree` from the neighbour graph of an earlier computation (see the top
-/// of this file), into `out` and the slots `kept` (allocated here). `domain_area` and
-/// `domain_length` (the diagonal of its bounding box) for the certification.
+/// What a first pass of certified_cells() builds with: the cell step (outputs and `abandon`),
+/// the slots to keep the cells in, the state of each cell (WarmState) and the kernel-local
+/// capacity of the polygons.
+template <class MemorySpace>
+struct FirstPassArguments {
+  CellsFunctor<MemorySpace> step;
+  SlotPolygons<MemorySpace> kept;
+  Kokkos::View<int*, MemorySpace> state;
+  int inline_capacity;
+};
+
+/// The first pass of certified_cells() (a std::function: a function template instantiated with
+/// a lambda's type could not hold device lambdas, by nvcc's rules).
+template <class MemorySpace>
+using FirstPass =
+    std::function<NeighbourGraph<MemorySpace>(FirstPassArguments<MemorySpace> const&)>;
+
+/// Cells built by `first_pass`, then certified, and built again where the certification fails
+/// (see the top of this file), into `out` and the slots `kept` (allocated here).
+/// first_pass(FirstPassArguments) builds every cell it can into its slot (state warm_cell, or
+/// cell_to_search), and returns the neighbour graph that widens the cells that fail.
+/// `domain_area` and `domain_length` (the diagonal of its bounding box) for the certification.
 /// `before_search` runs once before the first cell goes to the search, the only step that
 /// reads the tree's weight bounds: a caller whose tree holds new weights without their bounds
 /// (set_seed_weights()) computes them there, and not at all when every cell is certified or
-/// the computation is abandoned first.
+/// the computation is abandoned first. `widen_first`: the first pass built the cells from
+/// their neighbours' neighbours already.
 template <class ExecutionSpace, class MemorySpace>
-WarmReport build_cells_from_neighbours(
-    ExecutionSpace const& space, SeedTree<MemorySpace> const& tree,
-    ConstPoints<MemorySpace> domain_vertices, Kokkos::View<int const*, MemorySpace> domain_labels,
-    int capacity, CellOutputs<MemorySpace> const& out, SlotPolygons<MemorySpace>& kept,
-    NeighbourGraph<MemorySpace> const& graph, Kokkos::View<int const*, MemorySpace> slot_of,
-    double domain_area, double domain_length, AbandonBelow<MemorySpace> const& abandon = {},
-    std::function<void()> const& before_search = {}, bool widen_first = false) {
+WarmReport certified_cells(ExecutionSpace const& space, SeedTree<MemorySpace> const& tree,
+                           ConstPoints<MemorySpace> domain_vertices,
+                           Kokkos::View<int const*, MemorySpace> domain_labels, int capacity,
+                           CellOutputs<MemorySpace> const& out, SlotPolygons<MemorySpace>& kept,
+                           Kokkos::View<int const*, MemorySpace> slot_of, double domain_area,
+                           double domain_length, AbandonBelow<MemorySpace> const& abandon,
+                           std::function<void()> const& before_search, bool widen_first,
+                           FirstPass<MemorySpace> const& first_pass) {
   using Policy = Kokkos::RangePolicy<ExecutionSpace>;
-  sdot::compat::ScopedRegion region("sdot::build_cells_from_neighbours");
   int const n = tree.size;
   WarmReport report;
   int const domain_size = static_cast<int>(domain_vertices.extent(0));
@@ -355,12 +382,8 @@ WarmReport build_cells_from_neighbours(
   CellOutputs<MemorySpace> plain = out;
   plain.polygon_offsets = {};
   CellsFunctor<MemorySpace> step{tree, domain_vertices, domain_labels, {}, plain, {}, abandon};
-  Kokkos::View<int, MemorySpace> cut_by_second_ring(
-      Kokkos::view_alloc(space, "sdot::warm::cut_by_second_ring"));
-  for_each_cell(
-      space, "sdot::warm::cells",
-      WarmCellsStep<MemorySpace>{step, kept, graph, state, {}, widen_first, cut_by_second_ring}, n,
-      inline_capacity);
+  NeighbourGraph<MemorySpace> const graph =
+      first_pass(FirstPassArguments<MemorySpace>{step, kept, state, inline_capacity});
   report.cells.final_capacity = inline_capacity;
   int overflow_capacity = inline_capacity;
   // Then every cell left goes to the search. A round after the first certifies only the cells
@@ -481,18 +504,46 @@ WarmReport build_cells_from_neighbours(
     Kokkos::deep_copy(space, check, 0);
   }
   report.cells.final_capacity = overflow_capacity;
-  if (widen_first) {
-    int cut = 0;
-    Kokkos::deep_copy(space, cut, cut_by_second_ring);
-    space.fence();
-    report.widen_next = cut > n / 12;
-  }
   Kokkos::parallel_reduce(
       "sdot::warm::count_warm", Policy(space, 0, n),
       KOKKOS_LAMBDA(int s, int& c) { c += is_warm(state(s)); }, report.warm_cells);
   report.certified =
       sdot::compat::fabs(measures_sum(space, out.measures) - domain_area) <= 1e-9 * domain_area;
   list_unslotted_cells(space, tree, kept, overflow_capacity);
+  return report;
+}
+
+/// Builds the cells of `tree` from the neighbour graph of an earlier computation (see the top
+/// of this file; certified_cells()), from the neighbours alone first, or with `widen_first`
+/// from their neighbours' neighbours too.
+template <class ExecutionSpace, class MemorySpace>
+WarmReport build_cells_from_neighbours(
+    ExecutionSpace const& space, SeedTree<MemorySpace> const& tree,
+    ConstPoints<MemorySpace> domain_vertices, Kokkos::View<int const*, MemorySpace> domain_labels,
+    int capacity, CellOutputs<MemorySpace> const& out, SlotPolygons<MemorySpace>& kept,
+    NeighbourGraph<MemorySpace> const& graph, Kokkos::View<int const*, MemorySpace> slot_of,
+    double domain_area, double domain_length, AbandonBelow<MemorySpace> const& abandon = {},
+    std::function<void()> const& before_search = {}, bool widen_first = false) {
+  sdot::compat::ScopedRegion region("sdot::build_cells_from_neighbours");
+  Kokkos::View<int, MemorySpace> cut_by_second_ring(
+      Kokkos::view_alloc(space, "sdot::warm::cut_by_second_ring"));
+  WarmReport report = certified_cells(
+      space, tree, domain_vertices, domain_labels, capacity, out, kept, slot_of, domain_area,
+      domain_length, abandon, before_search, widen_first,
+      FirstPass<MemorySpace>([&](FirstPassArguments<MemorySpace> const& first) {
+        for_each_cell(
+            space, "sdot::warm::cells",
+            WarmCellsStep<MemorySpace>{
+                first.step, first.kept, graph, first.state, {}, widen_first, cut_by_second_ring},
+            tree.size, first.inline_capacity);
+        return graph;
+      }));
+  if (widen_first && !report.cells.abandoned && tree.size > 0) {
+    int cut = 0;
+    Kokkos::deep_copy(space, cut, cut_by_second_ring);
+    space.fence();
+    report.widen_next = cut > tree.size / 12;
+  }
   return report;
 }
 

@@ -1,0 +1,422 @@
+#pragma once
+// The neighbours of a first computation guessed from a coarser diagram
+// (PowerDiagramOptions::coarse_to_fine): the diagram of every fourth seed of the index, at the
+// same weights, is built first (itself so, down to a level small enough for the search); each
+// seed is located in it, and the seeds located around it are its candidates. The cells are then
+// built from the candidates and certified as a warm start's are (warm_cells.hpp): the result is
+// exact whatever the guess, which only decides the cost.
+//
+// Why the guess follows the weights: with c_j = |x_j|² − w_j, the power diagram is dual to the
+// lower convex hull of the points (x_j, c_j), two cells sharing an edge where two points share
+// a hull edge. A subset's hull lies above the whole set's; the facet of the subset's hull above
+// x_i is the diagram vertex v of the subset's cells that maximises f(v) = pow_S(v) − pow_i(v)
+// (pow_S: the power of the cell holding v), a concave piecewise-linear function of v, found by a
+// walk over the coarser cells from the coarser seed nearest along the index. The seeds that
+// share a corner of that facet (the coarser seeds owning v), and those located at the facets
+// around them, are where the seed's neighbours lie: at optimal-transport weights, whose cells lie
+// far from their seeds, as at zero weights (uniform and clustered clouds: 99.98 % of the cells
+// get all their neighbours among about 67 candidates).
+
+#include <sdot/base/radix_sort.hpp>
+#include <sdot/base/scan.hpp>
+#include <sdot/geometry/kept_polygons.hpp>
+#include <sdot/geometry/seed_tree.hpp>
+#include <sdot/geometry/warm_cells.hpp>
+#include <sdot/points.hpp>
+
+#include <Kokkos_Core.hpp>
+
+#include <cstdint>
+
+namespace sdot::detail {
+
+/// Every `coarse_step`-th seed of the index (its tree slots 0, 4, 8, ...) makes the coarser level.
+inline constexpr int coarse_step = 4;
+/// Coarser seeds a seed's list of places may hold (its owners and their cells' neighbours).
+inline constexpr int max_coarse_places = 64;
+/// Steps of the walk that locates a seed (it takes 1.3–1.6 on average).
+inline constexpr int max_locate_steps = 256;
+/// Coarser seeds on either side along the index that the walk may start from, when the nearest
+/// one's cell is empty (as many are where the weights empty cells).
+inline constexpr int max_start_tries = 8;
+
+/// The cells of a coarser level: its index (input index = coarser seed number k, the seed of
+/// tree slot coarse_step × k of the finer level) and its kept polygons.
+template <class MemorySpace>
+struct CoarseCells {
+  SeedTree<MemorySpace> tree;
+  SlotPolygons<MemorySpace> kept;
+  Kokkos::View<int*, MemorySpace> slot_of; ///< coarser seed number -> its tree slot
+  int levels = 1;                          ///< this level and those built for it
+
+  /// The seed (coarser seed number, or a negative boundary label) that made edge k of the cell
+  /// of tree slot `slot`: from vertex k to vertex k + 1.
+  KOKKOS_INLINE_FUNCTION int label(int slot, int k) const {
+    return kept.labels(std::size_t(slot) * std::size_t(kept.capacity) + k);
+  }
+};
+
+/// Locates each seed of the finer tree in the coarser cells, at the vertex V that maximises
+/// pow_coarse − pow_s: vertex_keys(3 s + r), r < 3, are V's place in the polygon of each of its
+/// owners (coarser slot × slot capacity + position), -1 where V has fewer owners. A seed of the
+/// coarser level whose cell is not empty, or one whose walk finds no vertex, is located nowhere
+/// (all -1). hidden(s): pow_coarse − pow_s < 0 at V, which (if V is where it is largest in the
+/// domain) empties the cell of s: a hint only, the cell is built all the same.
+template <class MemorySpace>
+struct LocateInCoarseCells {
+  SeedTree<MemorySpace> tree; ///< the finer level
+  CoarseCells<MemorySpace> coarse;
+  Kokkos::View<int*, MemorySpace> vertex_keys;
+  Kokkos::View<int*, MemorySpace> hidden;
+
+  /// The vertex of the cell of coarser slot `slot` where pow_owner − pow_s is largest: its
+  /// position in the slot (-1: no vertex kept), and the value.
+  KOKKOS_INLINE_FUNCTION int best_vertex(int slot, Seed const& me, double& value) const {
+    int const size = coarse.kept.counts(slot);
+    Seed const owner = coarse.tree.seeds(slot);
+    std::size_t const begin = std::size_t(slot) * std::size_t(coarse.kept.capacity);
+    double const constant =
+        owner.x * owner.x + owner.y * owner.y - owner.w - me.x * me.x - me.y * me.y + me.w;
+    int best = -1;
+    value = 0;
+    for (int k = 0; k < size; ++k) {
+      // pow_owner(v) − pow_s(v), linear in v
+      double const f = 2 * (coarse.kept.vertices(begin + k, 0) * (me.x - owner.x) +
+                            coarse.kept.vertices(begin + k, 1) * (me.y - owner.y)) +
+                       constant;
+      if (best < 0 || f > value) {
+        best = k;
+        value = f;
+      }
+    }
+    return best;
+  }
+
+  KOKKOS_FUNCTION void operator()(int s) const {
+    for (int r = 0; r < 3; ++r)
+      vertex_keys(3 * s + r) = -1;
+    hidden(s) = 0;
+    int const k0 = s / coarse_step;
+    if (s % coarse_step == 0 && coarse.kept.counts(coarse.slot_of(k0)) > 0)
+      return; // a coarser seed whose cell is not empty: at its own cell
+    // The walk starts from the coarser seed nearest along the index whose cell has vertices.
+    Seed const me = tree.seeds(s);
+    int const m = coarse.tree.size;
+    int slot = -1, vertex = -1;
+    double value = 0;
+    for (int d = 0; d < 2 * max_start_tries && vertex < 0; ++d) {
+      int const k = k0 + (d % 2 == 0 ? d / 2 : -(d / 2 + 1));
+      if (k < 0 || k >= m)
+        continue;
+      slot = coarse.slot_of(k);
+      vertex = best_vertex(slot, me, value);
+    }
+    if (vertex < 0) { // every coarser cell about it is empty: most likely its own too
+      hidden(s) = 1;
+      return;
+    }
+    // f is linear on each cell and concave: move to the neighbouring cell at the best vertex
+    // whose own best vertex is higher, until none is.
+    for (int step = 0; step < max_locate_steps; ++step) {
+      int const size = coarse.kept.counts(slot);
+      int const others[2] = {coarse.label(slot, (vertex + size - 1) % size),
+                             coarse.label(slot, vertex)};
+      int next = -1, next_vertex = -1;
+      double next_value = value;
+      for (int b : others) {
+        if (b < 0)
+          continue;
+        int const b_slot = coarse.slot_of(b);
+        double v;
+        int const k = best_vertex(b_slot, me, v);
+        if (k >= 0 && v > next_value) {
+          next = b_slot;
+          next_vertex = k;
+          next_value = v;
+        }
+      }
+      if (next < 0)
+        break;
+      slot = next;
+      vertex = next_vertex;
+      value = next_value;
+    }
+    hidden(s) = value < 0;
+    // V in each owner's polygon: there, its edges are made by the other two (or the domain).
+    int const size = coarse.kept.counts(slot);
+    int const capacity = coarse.kept.capacity;
+    int const a = coarse.tree.index(slot);
+    int const before = coarse.label(slot, (vertex + size - 1) % size),
+              after = coarse.label(slot, vertex);
+    vertex_keys(3 * s) = slot * capacity + vertex;
+    int r = 1;
+    for (int b : {before, after}) {
+      if (b < 0)
+        continue;
+      int const third = b == before ? after : before;
+      int const b_slot = coarse.slot_of(b);
+      int const b_size = coarse.kept.counts(b_slot);
+      for (int k = 0; k < b_size; ++k) {
+        int const l0 = coarse.label(b_slot, (k + b_size - 1) % b_size),
+                  l1 = coarse.label(b_slot, k);
+        if ((l0 == a && l1 == third) || (l0 == third && l1 == a)) {
+          vertex_keys(3 * s + r) = b_slot * capacity + k;
+          break;
+        }
+      }
+      ++r;
+    }
+  }
+};
+
+/// A seed located at a vertex of the coarser cells, as the cells read it.
+struct LocatedSeed {
+  Seed seed;
+  int slot;   ///< in the finer tree
+  int index;  ///< its input index
+  int vertex; ///< the vertex's position in the polygon of the bucket's coarser cell
+};
+
+/// The places of a seed: the coarser seeds whose cells its candidates come from, by coarser
+/// seed number, with their order of arrival. Looked up without a branch on the answer (which is
+/// unpredictable): a direct-mapped table, and a list of the places whose entry was taken,
+/// scanned only by a seed that has such places.
+struct CoarsePlaces {
+  static constexpr int table_size = 2 * max_coarse_places;
+  int keys[table_size];
+  int order[table_size];
+  int list[max_coarse_places];
+  int size = 0;
+  int collided[max_coarse_places]; ///< orders of arrival of the places not in the table
+  int nb_collided = 0;
+
+  KOKKOS_INLINE_FUNCTION CoarsePlaces() {
+    for (int h = 0; h < table_size; ++h) {
+      keys[h] = -1;
+      order[h] = 0;
+    }
+  }
+  KOKKOS_INLINE_FUNCTION static int entry(int q) {
+    return static_cast<int>((static_cast<unsigned>(q) * 2654435761u) >> 25) % table_size;
+  }
+  /// The order of arrival of q (size when q is not a place).
+  KOKKOS_INLINE_FUNCTION int index(int q) const {
+    int const h = entry(q);
+    int const match = (q >= 0) & (keys[h] == q);
+    int found = size + match * (order[h] - size);
+    for (int c = 0; c < nb_collided; ++c) // nearly always none
+      found = list[collided[c]] == q ? collided[c] : found;
+    return found;
+  }
+  KOKKOS_INLINE_FUNCTION void add(int q) {
+    if (q < 0 || size == max_coarse_places || index(q) < size)
+      return;
+    int const h = entry(q);
+    if (keys[h] < 0) {
+      keys[h] = q;
+      order[h] = size;
+    } else
+      collided[nb_collided++] = size;
+    list[size++] = q;
+  }
+};
+
+/// Builds the cell of each tree slot from the candidates of its places in the coarser cells: the
+/// coarser seeds of its places (the coarser seeds owning the vertex it is located at, or itself
+/// at the coarser level, then the neighbours of their cells), and the seeds located at a vertex
+/// of their cells, each once (a vertex from the first of its owners among the places), the
+/// places in order. A cell that overflows, or has more vertices than a slot holds, is left to
+/// the search (as WarmCellsStep).
+template <class MemorySpace>
+struct CoarseCellsStep {
+  CellsFunctor<MemorySpace> cells; ///< the outputs (no polygon output) and `abandon`
+  SlotPolygons<MemorySpace> kept;
+  Kokkos::View<int*, MemorySpace> state; ///< by tree slot (WarmState)
+  CoarseCells<MemorySpace> coarse;
+  Kokkos::View<int const*, MemorySpace> vertex_keys;
+  Kokkos::View<int const*, MemorySpace> hidden;
+  Kokkos::View<int const*, MemorySpace> bucket_offsets;  ///< by vertex key
+  Kokkos::View<LocatedSeed const*, MemorySpace> buckets; ///< the seeds located at each vertex
+
+  KOKKOS_FUNCTION void operator()(Polygon& cell, int s) const {
+    SeedTree<MemorySpace> const& tree = cells.tree;
+    Seed const me = tree.seeds(s);
+    CellSeed const seed{me.x, me.y, me.w, tree.index(s), s};
+    kept.counts(s) = -1;
+    if (cells.abandon.given_up()) {
+      state(s) = cell_to_search;
+      return;
+    }
+    int const capacity = coarse.kept.capacity;
+    CoarsePlaces places;
+    for (int r = 0; r < 3; ++r) {
+      int const key = vertex_keys(3 * s + r);
+      if (key >= 0)
+        places.add(coarse.tree.index(key / capacity));
+    }
+    if (places.size == 0) // a coarser seed at its own cell, or located nowhere
+      places.add(s / coarse_step);
+    int const nb_owners = places.size;
+    for (int p = 0; p < nb_owners; ++p) {
+      int const slot = coarse.slot_of(places.list[p]);
+      int const size = coarse.kept.counts(slot);
+      for (int k = 0; k < size; ++k)
+        places.add(coarse.label(slot, k));
+    }
+    start_from_domain(cell, seed.x, seed.y, cells.domain_vertices, cells.domain_labels);
+    ClipResult result = ClipResult::unchanged;
+    bool stop = false;
+    for (int p = 0; p < places.size && !stop; ++p) {
+      int const q = places.list[p];
+      if (coarse_step * q != s)
+        stop = clip_by_slots(cell, seed, tree, coarse_step * q, coarse_step * q + 1, result);
+      int const slot = coarse.slot_of(q);
+      int const size = coarse.kept.counts(slot);
+      // The vertices visited from an earlier place already (bit k: vertex k, between the edges
+      // k − 1 and k): those with an edge whose other seed is an earlier place (bit e of
+      // `earlier`: edge e).
+      unsigned earlier = 0;
+      for (int e = 0; e < size; ++e)
+        earlier |= unsigned(places.index(coarse.label(slot, e)) < p) << e;
+      unsigned const seen =
+          earlier | (earlier << 1) | (size > 0 ? (earlier >> (size - 1)) & 1u : 0u);
+      int const begin = size > 0 ? bucket_offsets(slot * capacity) : 0;
+      int const end = size > 0 ? bucket_offsets(slot * capacity + size) : 0;
+      for (int b = begin; b < end && !stop; ++b) {
+        LocatedSeed const& other = buckets(b);
+        double const dx = other.seed.x - seed.x, dy = other.seed.y - seed.y;
+        bool const skip = ((seen >> other.vertex) & 1u) | (other.slot == s);
+        stop = clip_by_other(cell, seed, other.index, dx * dx + dy * dy, other.seed, result, false,
+                             skip);
+      }
+    }
+    // To the search also: a cell that no candidate cut (the whole domain, which no edge
+    // certifies), and a seed the coarser cells hide whose cell its candidates left (they missed
+    // those that empty it, and its cell would make its neighbours fail their certification).
+    if (result == ClipResult::overflow || cell.size > kept.capacity ||
+        (result == ClipResult::unchanged && tree.size > 1) || (hidden(s) && cell.size > 0)) {
+      state(s) = cell_to_search;
+      return;
+    }
+    // Emptied: the true cell, inside this one, is empty too.
+    cells.finish(cell, seed);
+    keep_in_slot(kept, s, me, cell);
+    state(s) = warm_cell;
+  }
+};
+
+/// Builds the cells of `tree` from the candidates of their places in `coarse` (CoarseCellsStep),
+/// certified as a warm start's (certified_cells(): the cells that fail are widened by the
+/// neighbours of the cells built, then searched).
+template <class ExecutionSpace, class MemorySpace>
+WarmReport build_cells_from_coarse_cells(
+    ExecutionSpace const& space, SeedTree<MemorySpace> const& tree,
+    ConstPoints<MemorySpace> domain_vertices, Kokkos::View<int const*, MemorySpace> domain_labels,
+    int capacity, CellOutputs<MemorySpace> const& out, SlotPolygons<MemorySpace>& kept,
+    CoarseCells<MemorySpace> const& coarse, Kokkos::View<int const*, MemorySpace> slot_of,
+    double domain_area, double domain_length, AbandonBelow<MemorySpace> const& abandon = {}) {
+  using Policy = Kokkos::RangePolicy<ExecutionSpace>;
+  sdot::compat::ScopedRegion region("sdot::build_cells_from_coarse_cells");
+  int const n = tree.size;
+  int const nb_keys = coarse.tree.size * coarse.kept.capacity;
+  Kokkos::View<int*, MemorySpace> vertex_keys(
+      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::coarse::vertex_keys"), 3 * n);
+  Kokkos::View<int*, MemorySpace> hidden(
+      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::coarse::hidden"), n);
+  Kokkos::parallel_for("sdot::coarse::locate", Policy(space, 0, n),
+                       LocateInCoarseCells<MemorySpace>{tree, coarse, vertex_keys, hidden});
+  // Buckets: the finer slots located at each vertex of the coarser cells, in slot order.
+  Kokkos::View<unsigned*, MemorySpace> keys(
+      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::coarse::sort_keys"), 3 * n);
+  Kokkos::parallel_for(
+      "sdot::coarse::sort_keys", Policy(space, 0, 3 * n), KOKKOS_LAMBDA(int p) {
+        int const key = vertex_keys(p);
+        keys(p) = key >= 0 ? unsigned(key) : unsigned(nb_keys);
+      });
+  int key_bits = 1;
+  while ((std::int64_t(1) << key_bits) <= std::int64_t(nb_keys))
+    ++key_bits;
+  auto const order =
+      stable_sort_permutation(space, Kokkos::View<unsigned const*, MemorySpace>(keys), key_bits);
+  Kokkos::View<int*, MemorySpace> bucket_offsets(
+      Kokkos::view_alloc(space, "sdot::coarse::bucket_offsets"), nb_keys + 1);
+  Kokkos::parallel_for(
+      "sdot::coarse::bucket_counts", Policy(space, 0, 3 * n), KOKKOS_LAMBDA(int p) {
+        int const key = vertex_keys(p);
+        if (key >= 0)
+          Kokkos::atomic_add(&bucket_offsets(key), 1);
+      });
+  int const located = exclusive_scan(space, "sdot::coarse::bucket_offsets",
+                                     Kokkos::subview(bucket_offsets, Kokkos::make_pair(0, nb_keys)),
+                                     bucket_offsets);
+  int const slot_capacity = coarse.kept.capacity;
+  Kokkos::View<LocatedSeed*, MemorySpace> buckets(
+      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::coarse::buckets"), located);
+  auto const seeds = tree.seeds;
+  auto const index = tree.index;
+  Kokkos::parallel_for(
+      "sdot::coarse::buckets", Policy(space, 0, located), KOKKOS_LAMBDA(int p) {
+        int const entry = order(p), t = entry / 3;
+        buckets(p) = LocatedSeed{seeds(t), t, index(t), int(keys(entry) % unsigned(slot_capacity))};
+      });
+  return certified_cells(
+      space, tree, domain_vertices, domain_labels, capacity, out, kept, slot_of, domain_area,
+      domain_length, abandon, {}, false,
+      FirstPass<MemorySpace>([&](FirstPassArguments<MemorySpace> const& first) {
+        for_each_cell(space, "sdot::coarse::cells",
+                      CoarseCellsStep<MemorySpace>{first.step, first.kept, first.state, coarse,
+                                                   vertex_keys, hidden, bucket_offsets, buckets},
+                      n, first.inline_capacity);
+        return neighbour_graph(space, tree, first.kept, slot_of);
+      }));
+}
+
+/// The diagram of every coarse_step-th seed of `tree` (by tree slot), at the same weights, with
+/// its polygons kept: by the search when it has at most `coarsest` seeds, else from the
+/// candidates of a coarser level of its own, and by the search when those cells fail to
+/// certify.
+template <class ExecutionSpace, class MemorySpace>
+CoarseCells<MemorySpace>
+coarse_cells(ExecutionSpace const& space, SeedTree<MemorySpace> const& tree,
+             ConstPoints<MemorySpace> domain_vertices,
+             Kokkos::View<int const*, MemorySpace> domain_labels, int capacity, int leaf_size,
+             int coarsest, double domain_area, double domain_length) {
+  using Policy = Kokkos::RangePolicy<ExecutionSpace>;
+  sdot::compat::ScopedRegion region("sdot::coarse_cells");
+  int const n = tree.size;
+  int const m = (n + coarse_step - 1) / coarse_step;
+  Points<MemorySpace> positions(
+      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::coarse::positions"), m);
+  Kokkos::View<double*, MemorySpace> weights(
+      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::coarse::weights"), m);
+  auto const seeds = tree.seeds;
+  Kokkos::parallel_for(
+      "sdot::coarse::seeds", Policy(space, 0, m), KOKKOS_LAMBDA(int k) {
+        Seed const s = seeds(coarse_step * k);
+        positions(k, 0) = s.x;
+        positions(k, 1) = s.y;
+        weights(k) = s.w;
+      });
+  CoarseCells<MemorySpace> coarse;
+  coarse.tree = build_seed_tree(space, ConstPoints<MemorySpace>(positions),
+                                Kokkos::View<double const*, MemorySpace>(weights), leaf_size);
+  coarse.slot_of = slot_of_index(space, coarse.tree);
+  auto const out = allocate_cell_outputs(space, m, "sdot::coarse::");
+  bool built = false;
+  if (m > coarsest) {
+    auto const coarser = coarse_cells(space, coarse.tree, domain_vertices, domain_labels, capacity,
+                                      leaf_size, coarsest, domain_area, domain_length);
+    coarse.levels = coarser.levels + 1;
+    built = build_cells_from_coarse_cells(space, coarse.tree, domain_vertices, domain_labels,
+                                          capacity, out, coarse.kept, coarser,
+                                          Kokkos::View<int const*, MemorySpace>(coarse.slot_of),
+                                          domain_area, domain_length)
+                .certified;
+  }
+  if (!built)
+    build_cells_keeping_polygons(space, coarse.tree, domain_vertices, domain_labels, capacity, out,
+                                 coarse.kept);
+  return coarse;
+}
+
+} // namespace sdot::detail
