@@ -106,8 +106,8 @@ struct PowerDiagramOptions {
   /// The cells are then certified as warm_start certifies them, and those that fail are built
   /// again by the search: exact in every case (to round-off, not bit for bit against the
   /// search). The search's cost grows with how far the weights move the cells from their
-  /// seeds; this one does not (power-diagram.md, "Coarse to fine"). Keeps the polygons as
-  /// keep_polygons does.
+  /// seeds; this one does not (power-diagram.md, "First computations from coarser diagrams").
+  /// Keeps the polygons as keep_polygons does. A box of more than 4e8 seeds searches.
   CoarseToFine coarse_to_fine = CoarseToFine::automatic;
   /// coarse_to_fine: the coarsest diagram, built by the search, has at most this many seeds.
   int coarsest_level_seeds = 4096;
@@ -396,6 +396,7 @@ private:
   bool coarse_to_fine_pays() {
     int const n = size();
     if (options_.coarse_to_fine == CoarseToFine::never || n == 0 ||
+        n > detail::max_coarse_to_fine_seeds ||
         detail::inline_polygon_capacity(options_.vertex_capacity,
                                         static_cast<int>(domain_.vertices.size())) == 0)
       return false;

@@ -32,6 +32,9 @@ namespace sdot::detail {
 
 /// Every `coarse_step`-th seed of the index (its tree slots 0, 4, 8, ...) makes the coarser level.
 inline constexpr int coarse_step = 4;
+/// The most seeds of a box built from coarser diagrams: the vertex keys (coarser seeds × slot
+/// capacity) and the located seeds' records (3 per seed) stay within int's range.
+inline constexpr int max_coarse_to_fine_seeds = 400000000;
 /// Coarser seeds a seed's list of places may hold (its owners and their cells' neighbours).
 inline constexpr int max_coarse_places = 64;
 /// Steps of the walk that locates a seed (it takes 1.3–1.6 on average).
