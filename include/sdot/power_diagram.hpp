@@ -391,19 +391,10 @@ private:
 
   /// The one-box index's weight bounds for its current weights (set_seed_weights() leaves
   /// them to be computed here, before a search reads them).
-  /// Whether this first computation (one box) builds its cells from a coarser diagram
-  /// (coarse_to_fine). Needs the index's weight bounds.
-  bool coarse_to_fine_pays() {
-    int const n = size();
-    if (options_.coarse_to_fine == CoarseToFine::never || n == 0 ||
-        n > detail::max_coarse_to_fine_seeds ||
-        detail::inline_polygon_capacity(options_.vertex_capacity,
-                                        static_cast<int>(domain_.vertices.size())) == 0)
-      return false;
-    if (options_.coarse_to_fine == CoarseToFine::always)
-      return true;
-    update_weight_bounds();
-    return coarse_to_fine_fraction * std::int64_t(detail::cells_predicted_far(space_, tree_)) >= n;
+  /// PowerDiagramOptions::coarse_to_fine for the layers below.
+  detail::CoarseToFineChoice coarse_to_fine_choice() const {
+    return {options_.coarse_to_fine == CoarseToFine::always,
+            options_.coarse_to_fine == CoarseToFine::never, options_.coarsest_level_seeds};
   }
 
   void update_weight_bounds() {
@@ -494,9 +485,6 @@ private:
   /// set_positions() starts from the last neighbours when at least 1/moved_start_fraction of
   /// the cells are predicted more than a grid step from their seeds (detail::predicted_far)
   static constexpr int moved_start_fraction = 10;
-  /// CoarseToFine::automatic builds from a coarser diagram when at least 1/coarse_to_fine_fraction
-  /// of the cells are predicted far from their seeds.
-  static constexpr int coarse_to_fine_fraction = 2;
   Kokkos::View<int*, memory_space> slot_of_index_; ///< warm_start: tree_.index inverted
   /// warm_start: the next cells from their neighbours' neighbours at once (WarmReport)
   bool warm_widen_first_ = false;
@@ -541,7 +529,7 @@ auto PowerDiagram<ExecutionSpace, Input>::computed_polygons() -> CellPolygons<me
     std::map<std::string, double> seconds; // the polygons' own computation: not reported
     detail::PhaseClock phases(seconds, detail::PhaseEnded());
     auto out = travelling_->run(phases, true, -std::numeric_limits<double>::infinity(),
-                                options_.warm_start);
+                                options_.warm_start, coarse_to_fine_choice());
     return {out.polygon_offsets, out.polygon_vertices, out.polygon_labels};
   }
   CellPolygons<memory_space> polygons;
@@ -669,8 +657,11 @@ void PowerDiagram<ExecutionSpace, Input>::compute_one_box() {
   detail::CellsReport report;
   bool built = false;
   statistics_.coarse_levels = 0;
-  if (!warm && coarse_to_fine_pays()) {
-    update_weight_bounds(); // the search of the cells that fail
+  auto const choice = coarse_to_fine_choice();
+  if (!warm && !choice.never)
+    update_weight_bounds(); // cells_predicted_far, and the search of the cells that fail
+  if (!warm && detail::coarse_to_fine_pays(space_, tree_, choice, options_.vertex_capacity,
+                                           static_cast<int>(domain_.vertices.size()))) {
     auto const coarse = detail::coarse_cells(
         space_, tree_, const_domain_vertices(), const_domain_labels(), options_.vertex_capacity,
         options_.leaf_size, options_.coarsest_level_seeds, domain_.area, domain_length());
@@ -733,7 +724,8 @@ void PowerDiagram<ExecutionSpace, Input>::compute_travelling() {
         options_.inbox_capacity, options_.kept_vertices_per_seed);
   detail::PhaseClock phases(statistics_.seconds, options_.phase_ended);
   bool const keep = options_.keep_polygons || options_.same_bits;
-  auto out = travelling_->run(phases, keep, options_.abandon_below, options_.warm_start);
+  auto out = travelling_->run(phases, keep, options_.abandon_below, options_.warm_start,
+                              coarse_to_fine_choice());
   statistics_.abandoned = travelling_->abandoned();
   statistics_.index_kept = travelling_->boxes_kept();
   if (keep && !statistics_.abandoned)
@@ -747,6 +739,7 @@ void PowerDiagram<ExecutionSpace, Input>::compute_travelling() {
   statistics_.reruns = t.reruns;
   statistics_.warm_cells = static_cast<int>(t.warm_cells);
   statistics_.warm_rounds = t.warm_rounds;
+  statistics_.coarse_levels = t.coarse_levels;
   statistics_.msg_capacity = t.msg_capacity;
   statistics_.inbox_capacity = t.inbox_capacity;
   // The capacities found are kept for later computations of this diagram.

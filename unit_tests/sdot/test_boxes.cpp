@@ -302,6 +302,44 @@ TEST(Boxes, EveryReferenceCaseAtEveryBoxCount) {
   }
 }
 
+TEST(Boxes, CoarseToFineAtEveryBoxCount) {
+  // Each box's first-round cells (its own diagram over the domain) from coarser diagrams: the
+  // hard cases, and cells far from their seeds with many empty ones, against brute force.
+  auto cases = reference_cases();
+  cases.push_back(
+      {"cells far from their seeds, 3000",
+       with_displacing_weights(clustered_cloud(3000, 61), {0.7, 0.75}, 9.0, {-0.1, 0.05}, 62),
+       unit_square()});
+  for (auto const& rc : cases) {
+    auto const ref = brute_force(rc.cloud.x, rc.cloud.w, rc.domain);
+    double const area = static_cast<double>(sdot_test::area(domain(rc.domain)));
+    for (int k : {2, 3, 8, 64}) {
+      sdot::PowerDiagramOptions options;
+      options.nb_boxes = k;
+      options.coarse_to_fine = sdot::CoarseToFine::always;
+      options.coarsest_level_seeds = 16;
+      sdot::PowerDiagramStatistics st;
+      auto m = measures_with(rc.cloud, rc.domain, options, &st);
+      ASSERT_EQ(m.size(), ref.measures.size());
+      for (std::size_t i = 0; i < m.size(); ++i)
+        EXPECT_NEAR(m[i], ref.measures[i], 1e-12 * area)
+            << rc.name << ", seed " << i << ", " << k << " boxes";
+      if (rc.cloud.x.size() >= 3000 && k <= 8) {
+        EXPECT_GE(st.coarse_levels, 2) << k << " boxes";
+        EXPECT_GT(st.warm_cells, 0) << k << " boxes";
+        EXPECT_EQ(st.seconds.count("box_cells"), 1u);
+      }
+    }
+  }
+  // automatic: not at zero weights (round 0 searches, no phase of its own).
+  sdot::PowerDiagramOptions options;
+  options.nb_boxes = 3;
+  sdot::PowerDiagramStatistics st;
+  measures_with(uniform_cloud(3000, 0, 63), unit_square(), options, &st);
+  EXPECT_EQ(st.coarse_levels, 0);
+  EXPECT_EQ(st.seconds.count("box_cells"), 0u);
+}
+
 namespace {
 
 /// The seeds' box ranks by a plain recursive bisection of (coordinate, index) along the longer
@@ -681,6 +719,7 @@ void expect_warm_start_as_a_new_diagram(Cloud const& first, std::vector<double> 
         EXPECT_GT(pd.statistics().warm_cells, 0);
       sdot::PowerDiagramOptions cold_options;
       cold_options.nb_boxes = k;
+      cold_options.coarse_to_fine = sdot::CoarseToFine::never; // round 0 searched
       sdot::PowerDiagram<> fresh(positions_view(*c), weights_view(*c), hs, cold_options);
       auto const cold = measures_and_centroids(fresh);
       // The boxes' first-round cells are a phase of their own with warm_start.

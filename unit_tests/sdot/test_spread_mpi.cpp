@@ -312,6 +312,33 @@ TEST(SpreadMpi, AbandonBelowGivesUpOnEveryProcessAlike) {
   }
 }
 
+TEST(SpreadMpi, CoarseToFineOnEveryProcess) {
+  // Each box's first-round cells from coarser diagrams of its own seeds (a per-process choice:
+  // no collective), cells far from their seeds and many empty: against brute force, at 1 and
+  // 2 boxes per process.
+  auto const c =
+      with_displacing_weights(clustered_cloud(2400, 61), {0.7, 0.75}, 9.0, {-0.1, 0.05}, 62);
+  auto const ref = brute_force(c.x, c.w, unit_square());
+  for (int boxes_per_process : {1, 2}) {
+    auto ranks = loom::WorldRanks(boxes_per_process);
+    int const rank = ranks.process_rank(), size = ranks.process_count();
+    auto first = split(c.x.size(), size, /*uneven=*/true);
+    Cloud mine = block(c, first[rank], first[rank + 1] - first[rank]);
+    sdot::PowerDiagramOptions options;
+    options.coarse_to_fine = sdot::CoarseToFine::always;
+    options.coarsest_level_seeds = 32;
+    sdot::PowerDiagram pd(loom::spread(positions_view(mine), ranks),
+                          loom::spread(weights_view(mine), ranks), unit_square(), options);
+    auto whole = loom::gather_to_host(pd.measures());
+    ASSERT_EQ(whole.extent(0), ref.measures.size());
+    for (std::size_t i = 0; i < ref.measures.size(); ++i)
+      EXPECT_NEAR(whole(i), ref.measures[i], 1e-12)
+          << "seed " << i << ", " << size << " processes x " << boxes_per_process;
+    if (size * boxes_per_process > 1) // the same statistics on every process
+      EXPECT_GE(pd.statistics().coarse_levels, 1);
+  }
+}
+
 TEST(SpreadMpi, EveryReferenceCase) {
   for (int boxes_per_process : {1, 2}) {
     auto ranks = loom::WorldRanks(boxes_per_process);

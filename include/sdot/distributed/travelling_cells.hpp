@@ -27,6 +27,7 @@
 #include <sdot/distributed/boxes.hpp>
 #include <sdot/geometry/cell_kernel.hpp>
 #include <sdot/geometry/cells.hpp>
+#include <sdot/geometry/coarse_to_fine.hpp>
 #include <sdot/geometry/kept_polygons.hpp>
 #include <sdot/geometry/polygon_storage.hpp>
 #include <sdot/geometry/warm_cells.hpp>
@@ -334,8 +335,11 @@ struct TravelStatistics {
   /// heap
   int reruns = 0;
   int msg_capacity = 0, inbox_capacity = 0;
-  long warm_cells = 0; ///< warm_start, all ranks: round-0 cells certified from their neighbours
-  int warm_rounds = 0; ///< warm_start: most certifications of one box that sent cells to search
+  /// warm_start or coarse_to_fine, all ranks: round-0 cells certified from their neighbours or
+  /// their candidates
+  long warm_cells = 0;
+  int warm_rounds = 0;   ///< most certifications of one box that sent cells to search
+  int coarse_levels = 0; ///< coarse_to_fine: most coarser diagrams built for one box
 };
 
 /// What an item of a round does once cut.
@@ -800,7 +804,7 @@ public:
   /// (PowerDiagramOptions::warm_start).
   CellOutputs<memory_space> run(PhaseClock& phases, bool with_polygons = false,
                                 double abandon_below = -sdot::compat::infinity<double>(),
-                                bool warm_start = false) {
+                                bool warm_start = false, CoarseToFineChoice coarse = {}) {
     with_polygons_ = with_polygons;
     abandoned_ = false;
     abandon_ = AbandonBelow<memory_space>{};
@@ -828,16 +832,23 @@ public:
     }
     reweight_ = false;
 
-    if (warm_start) {
-      build_box_cells();
-      space_.fence();
-      phases.end("box_cells");
-    } else
-      box_cells_ = SlotPolygons<memory_space>{};
+    box_cells_ = SlotPolygons<memory_space>{};
+    box_warm_cells_ = 0;
+    box_warm_rounds_ = 0;
+    box_coarse_levels_ = 0;
+    if (warm_start || !coarse.never) {
+      // Without warm_start, the boxes whose first cells coarser diagrams do not build are
+      // searched in round 0, as without box cells (and no phase is reported).
+      if (build_box_cells(warm_start, coarse) || warm_start) {
+        space_.fence();
+        phases.end("box_cells");
+      }
+    }
     allocate_home_outputs(n);
     Rows results = travel();
-    statistics_.warm_cells = warm_start ? box_warm_cells_ : 0;
-    statistics_.warm_rounds = warm_start ? box_warm_rounds_ : 0;
+    statistics_.warm_cells = box_warm_cells_;
+    statistics_.warm_rounds = box_warm_rounds_;
+    statistics_.coarse_levels = box_coarse_levels_;
     statistics_.msg_capacity = msg_capacity_.value();
     statistics_.inbox_capacity = inbox_capacity_.value();
     space_.fence();
@@ -855,17 +866,21 @@ public:
     space_.fence();
     phases.end("results");
     // Traffic over all the processes.
+    constexpr int entries = 6;
     auto traffic = ranks_.allgather(std::vector<long>{
         statistics_.travelled_cells, statistics_.bytes_sent, statistics_.warm_cells,
-        static_cast<long>(statistics_.warm_rounds), static_cast<long>(polygon_passes_)});
+        static_cast<long>(statistics_.warm_rounds), static_cast<long>(polygon_passes_),
+        static_cast<long>(statistics_.coarse_levels)});
     statistics_.travelled_cells = statistics_.bytes_sent = statistics_.warm_cells = 0;
     for (int p = 0; p < ranks_.process_count(); ++p) {
-      statistics_.travelled_cells += traffic[5 * p];
-      statistics_.bytes_sent += traffic[5 * p + 1];
-      statistics_.warm_cells += traffic[5 * p + 2];
+      statistics_.travelled_cells += traffic[entries * p];
+      statistics_.bytes_sent += traffic[entries * p + 1];
+      statistics_.warm_cells += traffic[entries * p + 2];
       statistics_.warm_rounds =
-          std::max(statistics_.warm_rounds, static_cast<int>(traffic[5 * p + 3]));
-      statistics_.reruns += static_cast<int>(traffic[5 * p + 4]);
+          std::max(statistics_.warm_rounds, static_cast<int>(traffic[entries * p + 3]));
+      statistics_.reruns += static_cast<int>(traffic[entries * p + 4]);
+      statistics_.coarse_levels =
+          std::max(statistics_.coarse_levels, static_cast<int>(traffic[entries * p + 5]));
     }
     return out;
   }
@@ -944,51 +959,79 @@ public:
     phases.end("tree");
   }
 
-  /// warm_start: the round-0 cells of each local box (the domain cut by the box's seeds alone)
-  /// into box_cells_, by forest item. A box whose last run left a neighbour graph builds them
-  /// from it (build_cells_from_neighbours: certified, exact as the search); otherwise, or when
-  /// the certification fails, they are searched. Each box keeps its new graph for the next run.
-  /// A cell below abandon_below stops the pass (each cell holds its final cell); the first
-  /// round then gives up on every process, and the graphs of the last complete pass are kept.
-  void build_box_cells() {
+  /// The round-0 cells of each local box (the domain cut by the box's seeds alone) into
+  /// box_cells_, by forest item. With `warm_start`, a box whose last run left a neighbour graph
+  /// builds them from it (build_cells_from_neighbours: certified, exact as the search); a box
+  /// without one, from coarser diagrams where `coarse` says so (build_cells_from_coarse_cells:
+  /// certified too); otherwise, or when the certification fails, they are searched, and each
+  /// box keeps its new graph for the next run. Without `warm_start`, only the boxes built from
+  /// coarser diagrams have cells here (the others are searched in round 0). Returns whether a
+  /// box built cells from coarser diagrams. A cell below abandon_below stops the pass (each cell
+  /// holds its final cell); the first round then gives up on every process, and the graphs of
+  /// the last complete pass are kept.
+  bool build_box_cells(bool warm_start, CoarseToFineChoice const& coarse) {
     sdot::compat::ScopedRegion region("sdot::travel::box_cells");
     int const local = ranks_.local_count();
     int const capacity = polygon_capacity();
-    if (box_graphs_.size() != std::size_t(local))
+    int const domain_size = static_cast<int>(domain_vertices_.extent(0));
+    bool const graphs = box_graphs_.size() == std::size_t(local);
+    std::vector<char> pays(local, 0);
+    bool any_pays = false;
+    for (int l = 0; l < local; ++l) {
+      pays[l] = (!warm_start || !graphs || box_graphs_[l].empty()) &&
+                coarse_to_fine_pays(space_, boxes_[l].tree, coarse, capacity, domain_size);
+      any_pays |= pays[l] != 0;
+    }
+    if (!warm_start && !any_pays)
+      return false;
+    if (!graphs)
       number_box_rows();
     std::vector<SlotPolygons<memory_space>> kept(local);
-    box_cells_ = SlotPolygons<memory_space>{};
-    box_warm_cells_ = 0;
-    box_warm_rounds_ = 0;
+    bool any_coarse = false;
     for (int l = 0; l < local; ++l) {
       SeedTree<memory_space> const& tree = boxes_[l].tree;
       if (tree.size == 0)
         continue;
       auto const out = allocate_cell_outputs(space_, tree.size, "sdot::travel::box_cells::");
+      auto const slot_of = Kokkos::View<int const*, memory_space>(box_slot_of_[l]);
       bool built = false;
-      if (!box_graphs_[l].empty()) {
+      if (warm_start && !box_graphs_[l].empty()) {
         auto const warm = build_cells_from_neighbours(
             space_, tree, domain_vertices_, domain_labels_, capacity, out, kept[l], box_graphs_[l],
-            Kokkos::View<int const*, memory_space>(box_slot_of_[l]), domain_area_, domain_length_,
-            abandon_, {}, box_widen_first_[l] != 0);
+            slot_of, domain_area_, domain_length_, abandon_, {}, box_widen_first_[l] != 0);
         if (warm.cells.abandoned)
-          return;
+          return any_coarse;
         box_widen_first_[l] = warm.widen_next;
         built = warm.certified;
         box_warm_cells_ += built ? warm.warm_cells : 0;
         box_warm_rounds_ = std::max(box_warm_rounds_, warm.rounds);
+      } else if (pays[l]) {
+        auto const levels = coarse_cells(space_, tree, domain_vertices_, domain_labels_, capacity,
+                                         leaf_size_, coarse.coarsest, domain_area_, domain_length_);
+        auto const from_candidates = build_cells_from_coarse_cells(
+            space_, tree, domain_vertices_, domain_labels_, capacity, out, kept[l], levels, slot_of,
+            domain_area_, domain_length_, abandon_);
+        if (from_candidates.cells.abandoned)
+          return true;
+        any_coarse = true;
+        built = from_candidates.certified;
+        box_warm_cells_ += built ? from_candidates.warm_cells : 0;
+        box_warm_rounds_ = std::max(box_warm_rounds_, from_candidates.rounds);
+        box_coarse_levels_ = std::max(box_coarse_levels_, levels.levels);
       }
-      if (!built && build_cells_keeping_polygons(space_, tree, domain_vertices_, domain_labels_,
-                                                 capacity, out, kept[l], abandon_)
-                        .abandoned)
-        return;
-      box_graphs_[l] =
-          kept[l].capacity > 0
-              ? neighbour_graph(space_, tree, kept[l],
-                                Kokkos::View<int const*, memory_space>(box_slot_of_[l]))
-              : NeighbourGraph<memory_space>{};
+      if (!built)
+        kept[l] = SlotPolygons<memory_space>{}; // nothing certified: searched below or in round 0
+      if (!built && warm_start &&
+          build_cells_keeping_polygons(space_, tree, domain_vertices_, domain_labels_, capacity,
+                                       out, kept[l], abandon_)
+              .abandoned)
+        return any_coarse;
+      if (warm_start)
+        box_graphs_[l] = kept[l].capacity > 0 ? neighbour_graph(space_, tree, kept[l], slot_of)
+                                              : NeighbourGraph<memory_space>{};
     }
     concatenate_box_cells(kept);
+    return any_coarse;
   }
 
   /// The global index of each box row (row_gids_, at the box's forest offset) and each box's
@@ -1861,6 +1904,7 @@ private:
   Kokkos::View<int*, memory_space> row_gids_;
   long box_warm_cells_ = 0;
   int box_warm_rounds_ = 0;
+  int box_coarse_levels_ = 0;
 };
 
 } // namespace sdot::detail

@@ -35,6 +35,13 @@ inline constexpr int coarse_step = 4;
 /// The most seeds of a box built from coarser diagrams: the vertex keys (coarser seeds × slot
 /// capacity) and the located seeds' records (3 per seed) stay within int's range.
 inline constexpr int max_coarse_to_fine_seeds = 400000000;
+/// PowerDiagramOptions::coarse_to_fine as the layers below the diagram read it.
+struct CoarseToFineChoice {
+  bool always = false; ///< from coarser diagrams whatever the weights
+  bool never = false;  ///< by the search alone
+  int coarsest = 4096; ///< coarsest_level_seeds
+};
+
 /// Coarser seeds a seed's list of places may hold (its owners and their cells' neighbours).
 inline constexpr int max_coarse_places = 64;
 /// Steps of the walk that locates a seed (it takes 1.3–1.6 on average).
@@ -372,6 +379,21 @@ WarmReport build_cells_from_coarse_cells(
                       n, first.inline_capacity);
         return neighbour_graph(space, tree, first.kept, slot_of);
       }));
+}
+
+/// Whether the first cells of `tree` (n seeds, nothing to start from) are built from coarser
+/// diagrams (`choice`): never beyond max_coarse_to_fine_seeds or without kept polygons (a
+/// kernel-local capacity for `domain_size` vertices); with `automatic`, where at least half of
+/// the cells are predicted more than a grid step from their seeds (needs the tree's weight
+/// bounds).
+template <class ExecutionSpace, class MemorySpace>
+bool coarse_to_fine_pays(ExecutionSpace const& space, SeedTree<MemorySpace> const& tree,
+                         CoarseToFineChoice const& choice, int capacity, int domain_size) {
+  int const n = tree.size;
+  if (choice.never || n == 0 || n > max_coarse_to_fine_seeds ||
+      inline_polygon_capacity(capacity, domain_size) == 0)
+    return false;
+  return choice.always || 2 * std::int64_t(cells_predicted_far(space, tree)) >= n;
 }
 
 /// The diagram of every coarse_step-th seed of `tree` (by tree slot), at the same weights, with
