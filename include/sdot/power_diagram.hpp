@@ -34,8 +34,9 @@
 
 namespace sdot {
 
-/// How a first computation of a diagram (one box, no earlier neighbours to start from) finds the
-/// seeds that cut each cell (PowerDiagramOptions::coarse_to_fine).
+/// How a first computation of a diagram (no earlier neighbours to start from; several ranks:
+/// each box's first-round cells) finds the seeds that cut each cell
+/// (PowerDiagramOptions::coarse_to_fine).
 enum class CoarseToFine {
   /// From a coarser diagram where half of the cells or more are predicted more than a grid step
   /// from their seeds (weights that move most cells far from their seeds, as optimal-transport
@@ -100,7 +101,8 @@ struct PowerDiagramOptions {
   /// polygon, at any round, has less area gives up on every process alike (after that
   /// round's cut); −∞: never.
   double abandon_below = -std::numeric_limits<double>::infinity();
-  /// One box, a first computation: the diagram of every fourth seed (along the index), at the
+  /// A first computation (one box; several ranks: each box's first-round cells, its own
+  /// diagram, box by box): the diagram of every fourth seed (along the index), at the
   /// same weights, is built first, itself so down to `coarsest_level_seeds` seeds; each seed is
   /// located in it, and the seeds located around it are the candidates its cell is built from.
   /// The cells are then certified as warm_start certifies them, and those that fail are built
