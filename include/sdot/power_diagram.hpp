@@ -391,14 +391,21 @@ private:
     computed_ = false;
   }
 
-  /// The one-box index's weight bounds for its current weights (set_seed_weights() leaves
-  /// them to be computed here, before a search reads them).
   /// PowerDiagramOptions::coarse_to_fine for the layers below.
   detail::CoarseToFineChoice coarse_to_fine_choice() const {
     return {options_.coarse_to_fine == CoarseToFine::always,
             options_.coarse_to_fine == CoarseToFine::never, options_.coarsest_level_seeds};
   }
 
+  /// tree_.index inverted, computed once per index (set_positions() empties it).
+  Kokkos::View<int const*, memory_space> tree_slot_of_index() {
+    if (slot_of_index_.extent(0) != std::size_t(size()))
+      slot_of_index_ = detail::slot_of_index(space_, tree_);
+    return slot_of_index_;
+  }
+
+  /// The one-box index's weight bounds for its current weights (set_seed_weights() leaves
+  /// them to be computed here, before a search reads them).
   void update_weight_bounds() {
     if (!weight_bounds_stale_)
       return;
@@ -625,20 +632,18 @@ void PowerDiagram<ExecutionSpace, Input>::compute_one_box() {
     // set_positions(): the last neighbours in the new index's slots, where the weights move
     // the cells away from their seeds; otherwise the search is faster than the certification.
     if (!moved_neighbours_.empty() &&
-        detail::cells_predicted_far(space_, tree_) >= n / moved_start_fraction) {
-      slot_of_index_ = detail::slot_of_index(space_, tree_);
+        detail::cells_predicted_far(space_, tree_) >= n / moved_start_fraction)
       neighbours_ =
-          detail::renumbered_graph(space_, moved_neighbours_, n, tree_.index, slot_of_index_);
-    }
+          detail::renumbered_graph(space_, moved_neighbours_, n, tree_.index, tree_slot_of_index());
     moved_neighbours_ = {};
   }
   bool const warm = options_.warm_start && !neighbours_.empty();
   if (tree_built_ && reweight_tree_) {
     detail::set_seed_weights(space_, tree_, Kokkos::View<double const*, memory_space>(weights_));
     weight_bounds_stale_ = true;
-    if (!warm)
-      update_weight_bounds();
   }
+  if (!warm) // the search reads them, and coarse_to_fine's choice
+    update_weight_bounds();
   tree_built_ = true;
   reweight_tree_ = false;
   space_.fence();
@@ -659,38 +664,32 @@ void PowerDiagram<ExecutionSpace, Input>::compute_one_box() {
   detail::CellsReport report;
   bool built = false;
   statistics_.coarse_levels = 0;
-  auto const choice = coarse_to_fine_choice();
-  if (!warm && !choice.never)
-    update_weight_bounds(); // cells_predicted_far, and the search of the cells that fail
-  if (!warm && detail::coarse_to_fine_pays(space_, tree_, choice, options_.vertex_capacity,
-                                           static_cast<int>(domain_.vertices.size()))) {
+  // Cells built from candidates and certified: the earlier neighbours (warm_start), or the
+  // seeds located around each seed in coarser diagrams (coarse_to_fine).
+  std::optional<detail::WarmReport> certified;
+  if (warm) {
+    certified = detail::build_cells_from_neighbours(
+        space_, tree_, const_domain_vertices(), const_domain_labels(), options_.vertex_capacity,
+        outputs_, kept_, neighbours_, tree_slot_of_index(), domain_.area, domain_length(), abandon,
+        [this] { update_weight_bounds(); }, warm_widen_first_);
+    if (!certified->cells.abandoned)
+      warm_widen_first_ = certified->widen_next;
+  } else if (detail::coarse_to_fine_pays(space_, tree_, coarse_to_fine_choice(),
+                                         options_.vertex_capacity,
+                                         static_cast<int>(domain_.vertices.size()))) {
     auto const coarse = detail::coarse_cells(
         space_, tree_, const_domain_vertices(), const_domain_labels(), options_.vertex_capacity,
         options_.leaf_size, options_.coarsest_level_seeds, domain_.area, domain_length());
-    slot_of_index_ = detail::slot_of_index(space_, tree_);
-    auto const from_candidates = detail::build_cells_from_coarse_cells(
+    certified = detail::build_cells_from_coarse_cells(
         space_, tree_, const_domain_vertices(), const_domain_labels(), options_.vertex_capacity,
-        outputs_, kept_, coarse, Kokkos::View<int const*, memory_space>(slot_of_index_),
-        domain_.area, domain_length(), abandon);
-    report = from_candidates.cells;
-    built = from_candidates.certified || from_candidates.cells.abandoned;
+        outputs_, kept_, coarse, tree_slot_of_index(), domain_.area, domain_length(), abandon);
     statistics_.coarse_levels = coarse.levels;
-    statistics_.warm_cells = from_candidates.certified ? from_candidates.warm_cells : 0;
-    statistics_.warm_rounds = from_candidates.rounds;
   }
-  if (warm) {
-    auto const from_neighbours = detail::build_cells_from_neighbours(
-        space_, tree_, const_domain_vertices(), const_domain_labels(), options_.vertex_capacity,
-        outputs_, kept_, neighbours_, Kokkos::View<int const*, memory_space>(slot_of_index_),
-        domain_.area, domain_length(), abandon, [this] { update_weight_bounds(); },
-        warm_widen_first_);
-    if (!from_neighbours.cells.abandoned)
-      warm_widen_first_ = from_neighbours.widen_next;
-    report = from_neighbours.cells;
-    built = from_neighbours.certified || from_neighbours.cells.abandoned;
-    // else all built again
-    statistics_.warm_cells = from_neighbours.certified ? from_neighbours.warm_cells : 0;
-    statistics_.warm_rounds = from_neighbours.rounds;
+  if (certified) {
+    report = certified->cells;
+    built = certified->certified || certified->cells.abandoned; // else all built again
+    statistics_.warm_cells = certified->certified ? certified->warm_cells : 0;
+    statistics_.warm_rounds = certified->rounds;
   }
   if (!built) {
     update_weight_bounds();
@@ -703,12 +702,8 @@ void PowerDiagram<ExecutionSpace, Input>::compute_one_box() {
                                   options_.vertex_capacity, outputs_, abandon);
   }
   // The neighbours for the next computation: those of a complete one.
-  if (options_.warm_start && !report.abandoned && kept_.capacity > 0) {
-    if (slot_of_index_.extent(0) != std::size_t(n))
-      slot_of_index_ = detail::slot_of_index(space_, tree_);
-    neighbours_ = detail::neighbour_graph(space_, tree_, kept_,
-                                          Kokkos::View<int const*, memory_space>(slot_of_index_));
-  }
+  if (options_.warm_start && !report.abandoned && kept_.capacity > 0)
+    neighbours_ = detail::neighbour_graph(space_, tree_, kept_, tree_slot_of_index());
   statistics_.abandoned = report.abandoned;
   space_.fence();
   phases.end("cells");

@@ -994,30 +994,33 @@ public:
         continue;
       auto const out = allocate_cell_outputs(space_, tree.size, "sdot::travel::box_cells::");
       auto const slot_of = Kokkos::View<int const*, memory_space>(box_slot_of_[l]);
-      bool built = false;
+      // Cells built from candidates and certified: the box's earlier neighbours, or the seeds
+      // located around each seed in coarser diagrams of the box's seeds.
+      std::optional<WarmReport> certified;
+      int coarse_levels = 0;
       if (warm_start && !box_graphs_[l].empty()) {
-        auto const warm = build_cells_from_neighbours(
+        certified = build_cells_from_neighbours(
             space_, tree, domain_vertices_, domain_labels_, capacity, out, kept[l], box_graphs_[l],
             slot_of, domain_area_, domain_length_, abandon_, {}, box_widen_first_[l] != 0);
-        if (warm.cells.abandoned)
-          return any_coarse;
-        box_widen_first_[l] = warm.widen_next;
-        built = warm.certified;
-        box_warm_cells_ += built ? warm.warm_cells : 0;
-        box_warm_rounds_ = std::max(box_warm_rounds_, warm.rounds);
+        if (!certified->cells.abandoned)
+          box_widen_first_[l] = certified->widen_next;
       } else if (pays[l]) {
         auto const levels = coarse_cells(space_, tree, domain_vertices_, domain_labels_, capacity,
                                          leaf_size_, coarse.coarsest, domain_area_, domain_length_);
-        auto const from_candidates = build_cells_from_coarse_cells(
-            space_, tree, domain_vertices_, domain_labels_, capacity, out, kept[l], levels, slot_of,
-            domain_area_, domain_length_, abandon_);
-        if (from_candidates.cells.abandoned)
-          return true;
+        certified = build_cells_from_coarse_cells(space_, tree, domain_vertices_, domain_labels_,
+                                                  capacity, out, kept[l], levels, slot_of,
+                                                  domain_area_, domain_length_, abandon_);
         any_coarse = true;
-        built = from_candidates.certified;
-        box_warm_cells_ += built ? from_candidates.warm_cells : 0;
-        box_warm_rounds_ = std::max(box_warm_rounds_, from_candidates.rounds);
-        box_coarse_levels_ = std::max(box_coarse_levels_, levels.levels);
+        coarse_levels = levels.levels;
+      }
+      bool built = false;
+      if (certified) {
+        if (certified->cells.abandoned)
+          return any_coarse;
+        built = certified->certified;
+        box_warm_cells_ += built ? certified->warm_cells : 0;
+        box_warm_rounds_ = std::max(box_warm_rounds_, certified->rounds);
+        box_coarse_levels_ = std::max(box_coarse_levels_, coarse_levels);
       }
       if (!built)
         kept[l] = SlotPolygons<memory_space>{}; // nothing certified: searched below or in round 0
