@@ -430,6 +430,36 @@ TEST(PowerDiagram, CoarseToFineGuessesNearlyEveryCell) {
   EXPECT_EQ(searched.statistics.warm_cells, 0);
 }
 
+TEST(PowerDiagram, CoarseToFineFindsEmptyCellsEmpty) {
+  // A seed that the owners of its coarser vertex hide on the whole domain has an empty cell,
+  // found so without candidates or search. Weights spanning 1e3 times the squared spacing (most
+  // cells empty), and a checkerboard lattice whose lighter seeds lose their cells (four cells
+  // meeting at each vertex): their cells a point (c = 1), empty by a hair (c = 1 + 1e-9), and
+  // empty (c = 1.5, 2), those at the corners not.
+  auto const spread = uniform_cloud(2000, 1000.0 / 2000, 71);
+  expect_matches_reference(spread, unit_square(), coarse_to_fine(64));
+  auto const got = compute(spread, unit_square(), coarse_to_fine(64));
+  auto const empty =
+      std::count_if(got.measures.begin(), got.measures.end(), [](double m) { return m == 0; });
+  EXPECT_GT(empty, 1000);
+  EXPECT_GE(got.statistics.coarse_levels, 3);
+  EXPECT_GT(got.statistics.warm_cells, 0.98 * 2000); // the empty ones too
+  int const k = 40;
+  double const h = 1.0 / k;
+  for (double c : {1.0, 1 + 1e-9, 1.5, 2.0}) {
+    auto board = lattice_cloud(k);
+    for (int j = 0; j < k; ++j)
+      for (int i = 0; i < k; ++i)
+        if ((i + j) % 2 == 1)
+          board.w[std::size_t(j * k + i)] = -c * h * h;
+    SCOPED_TRACE("c " + std::to_string(c));
+    expect_matches_reference(board, unit_square(), coarse_to_fine(64));
+    if (c == 2.0)
+      EXPECT_GT(compute(board, unit_square(), coarse_to_fine(64)).statistics.warm_cells,
+                0.9 * k * k);
+  }
+}
+
 TEST(PowerDiagram, CoarseToFineWhereMostCellsLieFarFromTheirSeeds) {
   // automatic: from coarser diagrams at weights that move most cells away from their seeds,
   // by the search at zero weights and at weights that move few.

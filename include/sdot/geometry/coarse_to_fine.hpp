@@ -57,7 +57,13 @@ struct CoarseCells {
   SeedTree<MemorySpace> tree;
   SlotPolygons<MemorySpace> kept;
   Kokkos::View<int*, MemorySpace> slot_of; ///< coarser seed number -> its tree slot
-  int levels = 1;                          ///< this level and those built for it
+  /// The coarser seed numbers whose cells have kept vertices, in increasing order.
+  Kokkos::View<int*, MemorySpace> with_vertices;
+  /// By tree slot of this level, where its coarser level located the seed: the tree slot of this
+  /// level of a coarser seed owning that vertex (itself at its own cell there; -1: nowhere).
+  /// Where a seed's cell is empty here, a walk's start near where the finer seeds about it lie.
+  Kokkos::View<int*, MemorySpace> near;
+  int levels = 1; ///< this level and those built for it
 
   /// The seed (coarser seed number, or a negative boundary label) that made edge k of the cell
   /// of tree slot `slot`: from vertex k to vertex k + 1.
@@ -66,18 +72,69 @@ struct CoarseCells {
   }
 };
 
+/// What the coarser cells say of a seed's own cell (LocateInCoarseCells::hidden).
+enum LocatedCell : int {
+  located_visible = 0, ///< pow_coarse − pow_s ≥ 0 at its vertex
+  located_hidden = 1,  ///< < 0 there, or no vertex found: likely empty, built all the same
+  located_empty = 2,   ///< the owners of its vertex hide it on the domain: empty
+};
+/// Relative margin of hidden_on_domain(): the rounding of the sums it compares.
+inline constexpr double hidden_margin = 1e-9;
+
+/// Whether the `count` seeds `by` (at most 3), with multipliers mu ≥ 0 (not all 0), hide `me` on
+/// the domain, which empties the cell of `me` whatever the other seeds: with y_i = x_i − x_me,
+/// at the point x_me + x,
+///   g(x) = Σ μ_i (pow_me − pow_i) = Σ μ_i (w_i − w_me − |y_i|²) + 2 x · Σ μ_i y_i,
+/// affine: positive at every vertex of the domain, it is positive on the domain, and one of the
+/// seeds is nearer in power than `me` at every point of it. Any μ ≥ 0 makes a valid test; the
+/// caller's make it pass where it can (the barycentric weights of x_me in the triangle of three
+/// seeds: the lifted point (x_me, |x_me|² − w_me) lies above the plane of theirs).
+template <class DomainVertices>
+KOKKOS_INLINE_FUNCTION bool hidden_on_domain(Seed const* by, double const* mu, int count,
+                                             Seed const& me,
+                                             DomainVertices const& domain_vertices) {
+  double constant = 0, magnitude = 0, rx = 0, ry = 0, spread = 0;
+  bool nonnegative = true;
+  for (int i = 0; i < count; ++i) {
+    double const yx = by[i].x - me.x, yy = by[i].y - me.y, y2 = yx * yx + yy * yy;
+    nonnegative &= mu[i] >= 0;
+    constant += mu[i] * (by[i].w - me.w - y2);
+    magnitude += mu[i] * (sdot::compat::fabs(by[i].w) + sdot::compat::fabs(me.w) + y2);
+    rx += mu[i] * yx;
+    ry += mu[i] * yy;
+    spread += mu[i] * sdot::compat::sqrt(y2);
+  }
+  if (!nonnegative || !(magnitude > 0))
+    return false;
+  double lowest = sdot::compat::infinity<double>(), reach2 = 0;
+  for (int v = 0; v < int(domain_vertices.extent(0)); ++v) {
+    double const x = domain_vertices(v, 0) - me.x, y = domain_vertices(v, 1) - me.y;
+    lowest = sdot::compat::min(lowest, constant + 2 * (x * rx + y * ry));
+    reach2 = sdot::compat::max(reach2, x * x + y * y);
+  }
+  return lowest > hidden_margin * (magnitude + 2 * sdot::compat::sqrt(reach2) * spread);
+}
+
 /// Locates each seed of the finer tree in the coarser cells, at the vertex V that maximises
 /// pow_coarse − pow_s: vertex_keys(3 s + r), r < 3, are V's place in the polygon of each of its
 /// owners (coarser slot × slot capacity + position), -1 where V has fewer owners. A seed of the
 /// coarser level whose cell is not empty, or one whose walk finds no vertex, is located nowhere
-/// (all -1). hidden(s): pow_coarse − pow_s < 0 at V, which (if V is where it is largest in the
-/// domain) empties the cell of s: a hint only, the cell is built all the same.
+/// (all -1). hidden(s) (LocatedCell): pow_coarse − pow_s < 0 at V, a hint that the cell of s is
+/// empty; located_empty where V's owners hide s on the whole domain (hidden_on_domain()):
+/// then the cell of s is empty, and s is nobody's candidate (it cuts no cell).
 template <class MemorySpace>
 struct LocateInCoarseCells {
   SeedTree<MemorySpace> tree; ///< the finer level
   CoarseCells<MemorySpace> coarse;
+  ConstPoints<MemorySpace> domain_vertices;
   Kokkos::View<int*, MemorySpace> vertex_keys;
   Kokkos::View<int*, MemorySpace> hidden;
+  /// By tree slot of `tree`: the tree slot of a coarser seed owning the seed's vertex (itself
+  /// when it is a coarser seed at its own cell; see CoarseCells::near).
+  Kokkos::View<int*, MemorySpace> nearby;
+  /// 0: the coarser seeds (slots that are multiples of coarse_step); 1: the others, each walk
+  /// starting where the coarser seed before it along the index ended.
+  int pass = 0;
 
   /// The vertex of the cell of coarser slot `slot` where pow_owner − pow_s is largest: its
   /// position in the slot (-1: no vertex kept), and the value.
@@ -103,17 +160,27 @@ struct LocateInCoarseCells {
   }
 
   KOKKOS_FUNCTION void operator()(int s) const {
+    if ((s % coarse_step != 0) != (pass == 1))
+      return;
     for (int r = 0; r < 3; ++r)
       vertex_keys(3 * s + r) = -1;
-    hidden(s) = 0;
+    hidden(s) = located_visible;
+    nearby(s) = -1;
     int const k0 = s / coarse_step;
-    if (s % coarse_step == 0 && coarse.kept.counts(coarse.slot_of(k0)) > 0)
-      return; // a coarser seed whose cell is not empty: at its own cell
-    // The walk starts from the coarser seed nearest along the index whose cell has vertices.
+    if (s % coarse_step == 0 && coarse.kept.counts(coarse.slot_of(k0)) > 0) {
+      nearby(s) = s; // a coarser seed whose cell is not empty: at its own cell
+      return;
+    }
+    // The walk starts where the coarser seed before it along the index ended (pass 1), or from
+    // the coarser seed nearest along the index whose cell has vertices.
     Seed const me = tree.seeds(s);
     int const m = coarse.tree.size;
     int slot = -1, vertex = -1;
     double value = 0;
+    if (pass == 1 && nearby(coarse_step * k0) >= 0) {
+      slot = coarse.slot_of(nearby(coarse_step * k0) / coarse_step);
+      vertex = best_vertex(slot, me, value);
+    }
     for (int d = 0; d < 2 * max_start_tries && vertex < 0; ++d) {
       int const k = k0 + (d % 2 == 0 ? d / 2 : -(d / 2 + 1));
       if (k < 0 || k >= m)
@@ -121,8 +188,36 @@ struct LocateInCoarseCells {
       slot = coarse.slot_of(k);
       vertex = best_vertex(slot, me, value);
     }
-    if (vertex < 0) { // every coarser cell about it is empty: most likely its own too
-      hidden(s) = 1;
+    // Where the coarser level located the coarser seed k0 (its own cell being empty here).
+    if (vertex < 0 && coarse.near.extent(0) && coarse.near(coarse.slot_of(k0)) >= 0) {
+      slot = coarse.near(coarse.slot_of(k0));
+      vertex = best_vertex(slot, me, value);
+    }
+    if (vertex < 0) { // farther: the nearest ones on either side whose cells have vertices
+      int const count = static_cast<int>(coarse.with_vertices.extent(0));
+      int low = 0, high = count; // the first position of a number above k0
+      while (low < high) {
+        int const middle = (low + high) / 2;
+        if (coarse.with_vertices(middle) <= k0)
+          low = middle + 1;
+        else
+          high = middle;
+      }
+      for (int p = low - 1; p <= low; ++p) {
+        if (p < 0 || p >= count)
+          continue;
+        int const p_slot = coarse.slot_of(coarse.with_vertices(p));
+        double v;
+        int const k = best_vertex(p_slot, me, v);
+        if (k >= 0 && (vertex < 0 || v > value)) {
+          slot = p_slot;
+          vertex = k;
+          value = v;
+        }
+      }
+    }
+    if (vertex < 0) { // no coarser cell has kept vertices
+      hidden(s) = located_hidden;
       return;
     }
     // f is linear on each cell and concave: move to the neighbouring cell at the best vertex
@@ -151,7 +246,6 @@ struct LocateInCoarseCells {
       vertex = next_vertex;
       value = next_value;
     }
-    hidden(s) = value < 0;
     // V in each owner's polygon: there, its edges are made by the other two (or the domain).
     int const size = coarse.kept.counts(slot);
     int const capacity = coarse.kept.capacity;
@@ -159,6 +253,7 @@ struct LocateInCoarseCells {
     int const before = coarse.label(slot, (vertex + size - 1) % size),
               after = coarse.label(slot, vertex);
     vertex_keys(3 * s) = slot * capacity + vertex;
+    nearby(s) = coarse_step * a;
     int r = 1;
     for (int b : {before, after}) {
       if (b < 0)
@@ -176,6 +271,52 @@ struct LocateInCoarseCells {
       }
       ++r;
     }
+    hidden(s) = value < 0 ? located_hidden : located_visible;
+    if (value < 0 && hidden_by_owners(slot, vertex, me)) {
+      hidden(s) = located_empty;
+      for (int q = 0; q < 3; ++q)
+        vertex_keys(3 * s + q) = -1;
+    }
+  }
+
+  /// Whether the seeds owning vertex k of the coarser cell of `slot` hide `me` on the domain
+  /// (hidden_on_domain()). Three: with the barycentric weights of x_me in their triangle (where
+  /// k is the highest vertex of pow_coarse − pow_me, their triangle holds x_me). Two, k on a
+  /// side of the domain: with the weights that make Σ μ_i y_i normal to that side (g is then
+  /// constant along it, and grows inwards if it grows at all). One, k at a corner: itself.
+  KOKKOS_INLINE_FUNCTION bool hidden_by_owners(int slot, int k, Seed const& me) const {
+    int const size = coarse.kept.counts(slot);
+    int const before = coarse.label(slot, (k + size - 1) % size), after = coarse.label(slot, k);
+    Seed by[3] = {coarse.tree.seeds(slot), {}, {}};
+    double mu[3] = {1, 0, 0};
+    int count = 1;
+    for (int b : {before, after})
+      if (b >= 0)
+        by[count++] = coarse.tree.seeds(coarse.slot_of(b));
+    double yx[3], yy[3];
+    for (int i = 0; i < count; ++i) {
+      yx[i] = by[i].x - me.x;
+      yy[i] = by[i].y - me.y;
+    }
+    if (count == 3) {
+      for (int i = 0; i < 3; ++i) {
+        int const j = (i + 1) % 3, l = (i + 2) % 3;
+        mu[i] = yx[j] * yy[l] - yy[j] * yx[l]; // twice the signed area of (me, j, l)
+      }
+    } else if (count == 2) {
+      // The side: the edge of the domain at k (from k − 1 to k, or from k to k + 1).
+      int const from = before < 0 ? (k + size - 1) % size : k;
+      int const to = before < 0 ? k : (k + 1) % size;
+      std::size_t const row = std::size_t(slot) * std::size_t(coarse.kept.capacity);
+      double const dx = coarse.kept.vertices(row + to, 0) - coarse.kept.vertices(row + from, 0);
+      double const dy = coarse.kept.vertices(row + to, 1) - coarse.kept.vertices(row + from, 1);
+      mu[0] = yx[1] * dx + yy[1] * dy;
+      mu[1] = -(yx[0] * dx + yy[0] * dy);
+    }
+    double const sign = mu[0] + mu[1] + mu[2] >= 0 ? 1.0 : -1.0;
+    for (int i = 0; i < count; ++i)
+      mu[i] *= sign;
+    return hidden_on_domain(by, mu, count, me, domain_vertices);
   }
 };
 
@@ -257,6 +398,14 @@ struct CoarseCellsStep {
       state(s) = cell_to_search;
       return;
     }
+    if (hidden(s) == located_empty) {
+      cell.size = 0;
+      cell.max_radius2 = 0;
+      cells.finish(cell, seed);
+      keep_in_slot(kept, s, me, cell);
+      state(s) = warm_cell;
+      return;
+    }
     int const capacity = coarse.kept.capacity;
     CoarsePlaces places;
     for (int r = 0; r < 3; ++r) {
@@ -304,7 +453,8 @@ struct CoarseCellsStep {
     // certifies), and a seed the coarser cells hide whose cell its candidates left (they missed
     // those that empty it, and its cell would make its neighbours fail their certification).
     if (result == ClipResult::overflow || cell.size > kept.capacity ||
-        (result == ClipResult::unchanged && tree.size > 1) || (hidden(s) && cell.size > 0)) {
+        (result == ClipResult::unchanged && tree.size > 1) ||
+        (hidden(s) == located_hidden && cell.size > 0)) {
       state(s) = cell_to_search;
       return;
     }
@@ -324,17 +474,24 @@ WarmReport build_cells_from_coarse_cells(
     ConstPoints<MemorySpace> domain_vertices, Kokkos::View<int const*, MemorySpace> domain_labels,
     int capacity, CellOutputs<MemorySpace> const& out, SlotPolygons<MemorySpace>& kept,
     CoarseCells<MemorySpace> const& coarse, Kokkos::View<int const*, MemorySpace> slot_of,
-    double domain_area, double domain_length, AbandonBelow<MemorySpace> const& abandon = {}) {
+    double domain_area, double domain_length, AbandonBelow<MemorySpace> const& abandon = {},
+    Kokkos::View<int*, MemorySpace> nearby = {}) {
   using Policy = Kokkos::RangePolicy<ExecutionSpace>;
   sdot::compat::ScopedRegion region("sdot::build_cells_from_coarse_cells");
   int const n = tree.size;
+  if (nearby.extent(0) != std::size_t(n))
+    nearby = Kokkos::View<int*, MemorySpace>(
+        Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::coarse::nearby"), n);
   int const nb_keys = coarse.tree.size * coarse.kept.capacity;
   Kokkos::View<int*, MemorySpace> vertex_keys(
       Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::coarse::vertex_keys"), 3 * n);
   Kokkos::View<int*, MemorySpace> hidden(
       Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::coarse::hidden"), n);
-  Kokkos::parallel_for("sdot::coarse::locate", Policy(space, 0, n),
-                       LocateInCoarseCells<MemorySpace>{tree, coarse, vertex_keys, hidden});
+  LocateInCoarseCells<MemorySpace> locate{tree,        coarse, domain_vertices,
+                                          vertex_keys, hidden, nearby};
+  Kokkos::parallel_for("sdot::coarse::locate_coarser_seeds", Policy(space, 0, n), locate);
+  locate.pass = 1;
+  Kokkos::parallel_for("sdot::coarse::locate", Policy(space, 0, n), locate);
   // Buckets: the finer slots located at each vertex of the coarser cells, in slot order.
   Kokkos::View<unsigned*, MemorySpace> keys(
       Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::coarse::sort_keys"), 3 * n);
@@ -432,15 +589,22 @@ coarse_cells(ExecutionSpace const& space, SeedTree<MemorySpace> const& tree,
     auto const coarser = coarse_cells(space, coarse.tree, domain_vertices, domain_labels, capacity,
                                       leaf_size, coarsest, domain_area, domain_length);
     coarse.levels = coarser.levels + 1;
+    coarse.near = Kokkos::View<int*, MemorySpace>(
+        Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::coarse::near"), m);
     built = build_cells_from_coarse_cells(space, coarse.tree, domain_vertices, domain_labels,
                                           capacity, out, coarse.kept, coarser,
                                           Kokkos::View<int const*, MemorySpace>(coarse.slot_of),
-                                          domain_area, domain_length)
+                                          domain_area, domain_length, {}, coarse.near)
                 .certified;
   }
   if (!built)
     build_cells_keeping_polygons(space, coarse.tree, domain_vertices, domain_labels, capacity, out,
                                  coarse.kept);
+  auto const counts = coarse.kept.counts;
+  auto const slot_of = coarse.slot_of;
+  coarse.with_vertices = items_where(
+      space, "sdot::coarse::with_vertices", m,
+      KOKKOS_LAMBDA(int k) { return counts(slot_of(k)) > 0; });
   return coarse;
 }
 
