@@ -116,18 +116,14 @@ KOKKOS_INLINE_FUNCTION bool box_may_cut_vertices(Polygon const& cell, CellSeed c
   return false;
 }
 
-/// Clips `cell` by the seed `other` of index `other_index` at squared distance d2. Returns
-/// true when the walk must stop (`result` is then `emptied` or `overflow`). `revisit`: the seed
-/// may have been clipped by already (an edge of it is then left as it is). `skip`: the seed is
-/// left out (a caller's own test folded into this one's branch).
-KOKKOS_INLINE_FUNCTION bool clip_by_other(Polygon& cell, CellSeed const& seed, int other_index,
-                                          double d2, Seed const& other, ClipResult& result,
-                                          bool revisit = false, bool skip = false) {
-  double const dx = other.x - seed.x, dy = other.y - seed.y;
-  double const offset = (d2 + (seed.w - other.w)) / 2;
-  // The tests at once (one branch to mispredict, not several); duplicates pass them.
-  if (!(!skip & may_cut(d2, seed.w, other.w, cell.max_radius2) & cell.may_reach(dx, dy, offset)))
-    return false;
+/// The cut of `cell` by the seed `other` of index `other_index` at squared distance d2 and
+/// offset (d2 + w_i − w_other) / 2 (its bisector: dx·x + dy·y = offset, relative to the seed),
+/// once a test let it through: duplicates (the lower index keeps the cell), `revisit` (the seed
+/// may have cut the cell already: an edge of it is then left as it is), then the clip. Returns
+/// true when the walk must stop (`result` is then `emptied` or `overflow`).
+KOKKOS_INLINE_FUNCTION bool clip_tested(Polygon& cell, CellSeed const& seed, int other_index,
+                                        double d2, Seed const& other, double dx, double dy,
+                                        double offset, ClipResult& result, bool revisit) {
   if (d2 == 0 && other.w == seed.w) {
     // Duplicates: the lower index keeps the cell.
     if (other_index < seed.index) {
@@ -148,6 +144,20 @@ KOKKOS_INLINE_FUNCTION bool clip_by_other(Polygon& cell, CellSeed const& seed, i
   if (r == ClipResult::clipped)
     result = r;
   return false;
+}
+
+/// Clips `cell` by the seed `other` of index `other_index` at squared distance d2, where the
+/// cell's radius and its bounding box say it may cut (clip_tested()). Returns true when the walk
+/// must stop.
+KOKKOS_INLINE_FUNCTION bool clip_by_other(Polygon& cell, CellSeed const& seed, int other_index,
+                                          double d2, Seed const& other, ClipResult& result,
+                                          bool revisit = false) {
+  double const dx = other.x - seed.x, dy = other.y - seed.y;
+  double const offset = (d2 + (seed.w - other.w)) / 2;
+  // The tests at once (one branch to mispredict, not several); duplicates pass them.
+  if (!(may_cut(d2, seed.w, other.w, cell.max_radius2) & cell.may_reach(dx, dy, offset)))
+    return false;
+  return clip_tested(cell, seed, other_index, d2, other, dx, dy, offset, result, revisit);
 }
 
 /// Clips `cell` by the seed of tree slot `s` (clip_by_other).

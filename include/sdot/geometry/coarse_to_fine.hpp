@@ -445,8 +445,13 @@ struct CoarseCellsStep {
         LocatedSeed const& other = buckets(b);
         double const dx = other.seed.x - seed.x, dy = other.seed.y - seed.y;
         bool const skip = ((seen >> other.vertex) & 1u) | (other.slot == s);
-        stop = clip_by_other(cell, seed, other.index, dx * dx + dy * dy, other.seed, result, false,
-                             skip);
+        double const d2 = dx * dx + dy * dy;
+        double const offset = (d2 + (seed.w - other.seed.w)) / 2;
+        // The bounding box alone (one branch): the radius about the seed rules out few more
+        // candidates, and none where the cells lie far from their seeds.
+        if (!skip & cell.may_reach(dx, dy, offset))
+          stop =
+              clip_tested(cell, seed, other.index, d2, other.seed, dx, dy, offset, result, false);
       }
     }
     // To the search also: a cell that no candidate cut (the whole domain, which no edge
