@@ -10,7 +10,7 @@
 // first run pays the device's first touches (allocations, loading the kernels on a GPU).
 // SDOT_PROFILE_SAME_BITS set: with PowerDiagramOptions::same_bits.
 // SDOT_PROFILE_COARSE_TO_FINE=always|never: PowerDiagramOptions::coarse_to_fine (default
-// automatic).
+// automatic); SDOT_PROFILE_COARSEST=M: PowerDiagramOptions::coarsest_level_seeds.
 #include "bench_clouds.hpp"
 #include "perf_environment.hpp"
 
@@ -44,6 +44,7 @@ int main(int argc, char* argv[]) {
     bool const same_bits = std::getenv("SDOT_PROFILE_SAME_BITS") != nullptr;
     char const* coarse_env = std::getenv("SDOT_PROFILE_COARSE_TO_FINE");
     std::string const coarse = coarse_env ? coarse_env : "automatic";
+    char const* coarsest_env = std::getenv("SDOT_PROFILE_COARSEST");
     for (int run = 0; run < repeat; ++run) {
       Kokkos::fence();
       Kokkos::Timer timer;
@@ -52,6 +53,8 @@ int main(int argc, char* argv[]) {
       options.coarse_to_fine = coarse == "always"  ? sdot::CoarseToFine::always
                                : coarse == "never" ? sdot::CoarseToFine::never
                                                    : sdot::CoarseToFine::automatic;
+      if (coarsest_env)
+        options.coarsest_level_seeds = std::atoi(coarsest_env);
       sdot::PowerDiagram<> diagram(positions, weights, sdot_bench::unit_square(), options);
       auto measures = diagram.measures();
       Kokkos::fence();

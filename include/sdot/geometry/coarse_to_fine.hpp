@@ -39,7 +39,7 @@ inline constexpr int max_coarse_to_fine_seeds = 400000000;
 struct CoarseToFineChoice {
   bool always = false; ///< from coarser diagrams whatever the weights
   bool never = false;  ///< by the search alone
-  int coarsest = 4096; ///< coarsest_level_seeds
+  int coarsest = 1024; ///< coarsest_level_seeds
 };
 
 /// Coarser seeds a seed's list of places may hold (its owners and their cells' neighbours).
