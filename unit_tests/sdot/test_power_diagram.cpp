@@ -4,6 +4,7 @@
 #include "reference_cases.hpp"
 #include "test_setup.hpp"
 
+#include <sdot/geometry/coarse_to_fine.hpp>
 #include <sdot/picture.hpp>
 #include <sdot/sdot.hpp>
 
@@ -431,11 +432,13 @@ TEST(PowerDiagram, CoarseToFineGuessesNearlyEveryCell) {
 }
 
 TEST(PowerDiagram, CoarseToFineFindsEmptyCellsEmpty) {
-  // A seed that the owners of its coarser vertex hide on the whole domain has an empty cell,
-  // found so without candidates or search. Weights spanning 1e3 times the squared spacing (most
-  // cells empty), and a checkerboard lattice whose lighter seeds lose their cells (four cells
-  // meeting at each vertex): their cells a point (c = 1), empty by a hair (c = 1 + 1e-9), and
-  // empty (c = 1.5, 2), those at the corners not.
+  // Where most cells are empty, the seeds whose cells are empty are located too (their walks
+  // start where the seeds about them along the index are), and every cell is built without the
+  // search: emptied by the owners of its coarser vertex (HiddenOnDomainOnlyWhereTheCellIsEmpty)
+  // or by its candidates. Weights spanning 1e3 times the squared spacing, and a checkerboard
+  // lattice whose lighter seeds lose their cells (four cells meeting at each vertex): their
+  // cells a point (c = 1), empty by a hair (c = 1 + 1e-9), and empty (c = 1.5, 2), those at the
+  // corners not.
   auto const spread = uniform_cloud(2000, 1000.0 / 2000, 71);
   expect_matches_reference(spread, unit_square(), coarse_to_fine(64));
   auto const got = compute(spread, unit_square(), coarse_to_fine(64));
@@ -458,6 +461,85 @@ TEST(PowerDiagram, CoarseToFineFindsEmptyCellsEmpty) {
       EXPECT_GT(compute(board, unit_square(), coarse_to_fine(64)).statistics.warm_cells,
                 0.9 * k * k);
   }
+}
+
+TEST(PowerDiagram, HiddenOnDomainOnlyWhereTheCellIsEmpty) {
+  // The test behind the empty cells of coarse_to_fine, against the cell of `me` among the
+  // seeds (the unit square clipped by their bisectors, in long double): whenever it says
+  // hidden, that cell is empty, with any multipliers; with the barycentric weights of x_me in
+  // the seeds' triangle it says hidden wherever the lifted point of `me` lies above their plane
+  // by more than rounding; and with the weights normal to a side, it finds seeds hidden on the
+  // square only.
+  std::mt19937_64 rng(73);
+  std::uniform_real_distribution<double> position(-0.3, 1.3), offset(-0.4, 0.4),
+      weight(-0.05, 0.05), unit(0, 1);
+  Kokkos::View<double* [2], Kokkos::HostSpace> square("test::square", 4);
+  double const corners[4][2] = {{0, 0}, {1, 0}, {1, 1}, {0, 1}};
+  for (int v = 0; v < 4; ++v)
+    for (int d = 0; d < 2; ++d)
+      square(v, d) = corners[v][d];
+  auto const cell_area = [](sdot::detail::Seed const* by, int count, sdot::detail::Seed me) {
+    std::vector<Vertex> cell = {{0, 0}, {1, 0}, {1, 1}, {0, 1}};
+    for (int i = 0; i < count; ++i) {
+      // pow_me ≤ pow_i: 2 (x_i − x_me) · p ≤ |x_i|² − w_i − |x_me|² + w_me
+      Real const ax = 2 * (Real(by[i].x) - me.x), ay = 2 * (Real(by[i].y) - me.y);
+      Real const b = Real(by[i].x) * by[i].x + Real(by[i].y) * by[i].y - by[i].w -
+                     (Real(me.x) * me.x + Real(me.y) * me.y - me.w);
+      cell = clip(cell, ax, ay, b);
+    }
+    return cell.size() < 3 ? Real(0) : area(cell);
+  };
+  int hidden_inside = 0, hidden_on_side = 0, above_plane = 0;
+  for (int trial = 0; trial < 20000; ++trial) {
+    // Seeds about `me`, lighter than them by up to 0.2 (the square of 0.45).
+    sdot::detail::Seed by[3], me{position(rng), position(rng), weight(rng) - 0.2 * unit(rng)};
+    for (auto& seed : by)
+      seed = {me.x + offset(rng), me.y + offset(rng), weight(rng)};
+    // Barycentric weights (twice the signed areas), made ≥ 0 where x_me is inside.
+    double mu[3];
+    for (int i = 0; i < 3; ++i) {
+      auto const& a = by[(i + 1) % 3];
+      auto const& b = by[(i + 2) % 3];
+      mu[i] = (a.x - me.x) * (b.y - me.y) - (a.y - me.y) * (b.x - me.x);
+    }
+    double const sign = mu[0] + mu[1] + mu[2] >= 0 ? 1.0 : -1.0;
+    for (double& m : mu)
+      m *= sign;
+    bool const inside = mu[0] >= 0 && mu[1] >= 0 && mu[2] >= 0;
+    bool const hidden = sdot::detail::hidden_on_domain(by, mu, 3, me, square);
+    if (hidden)
+      EXPECT_EQ(cell_area(by, 3, me), 0) << "trial " << trial;
+    hidden_inside += hidden;
+    EXPECT_TRUE(!hidden || inside) << "trial " << trial;
+    if (inside) {
+      // Above the plane through the lifted seeds at x_me, by the same weights, in long double.
+      Real plane = 0, total = 0;
+      for (int i = 0; i < 3; ++i) {
+        plane += mu[i] * (Real(by[i].x) * by[i].x + Real(by[i].y) * by[i].y - by[i].w);
+        total += mu[i];
+      }
+      Real const lifted = Real(me.x) * me.x + Real(me.y) * me.y - me.w;
+      Real const excess = lifted - plane / total;
+      above_plane += excess > 1e-6;
+      if (excess > 1e-6 && total > 1e-6)
+        EXPECT_TRUE(hidden) << "trial " << trial;
+    }
+    // Two seeds, weights normal to the side y = 0 (Σ μ_i y_i along −y or +y), or random ones.
+    double side[3] = {by[1].x - me.x, -(by[0].x - me.x), 0};
+    double const side_sign = side[0] + side[1] >= 0 ? 1.0 : -1.0;
+    side[0] *= side_sign;
+    side[1] *= side_sign;
+    if (sdot::detail::hidden_on_domain(by, side, 2, me, square)) {
+      EXPECT_EQ(cell_area(by, 2, me), 0) << "trial " << trial;
+      ++hidden_on_side;
+    }
+    double any[3] = {unit(rng), unit(rng), unit(rng)};
+    if (sdot::detail::hidden_on_domain(by, any, 3, me, square))
+      EXPECT_EQ(cell_area(by, 3, me), 0) << "trial " << trial;
+  }
+  EXPECT_GT(above_plane, 500);
+  EXPECT_GT(hidden_inside, 500);
+  EXPECT_GT(hidden_on_side, 50);
 }
 
 TEST(PowerDiagram, CoarseToFineWhereMostCellsLieFarFromTheirSeeds) {
