@@ -11,11 +11,12 @@
 // a hull edge. A subset's hull lies above the whole set's; the facet of the subset's hull above
 // x_i is the diagram vertex v of the subset's cells that maximises f(v) = pow_S(v) − pow_i(v)
 // (pow_S: the power of the cell holding v), a concave piecewise-linear function of v, found by a
-// walk over the coarser cells from the coarser seed nearest along the index. The seeds that
-// share a corner of that facet (the coarser seeds owning v), and those located at the facets
-// around them, are where the seed's neighbours lie: at optimal-transport weights, whose cells lie
-// far from their seeds, as at zero weights (uniform and clustered clouds: 99.98 % of the cells
-// get all their neighbours among about 67 candidates).
+// walk over the coarser cells (LocateInCoarseCells). The seeds that share a corner of that facet
+// (the coarser seeds owning v), and those located at the facets around them, are where the
+// seed's neighbours lie: at optimal-transport weights, whose cells lie far from their seeds, as
+// at zero weights (uniform and clustered clouds: 99.98 % of the cells get all their neighbours
+// among about 67 candidates). Where the seed's lifted point lies above that facet, the owners of
+// v alone hide it on the domain (hidden_on_domain()): its cell is empty, built at once.
 
 #include <sdot/base/radix_sort.hpp>
 #include <sdot/base/scan.hpp>
