@@ -111,8 +111,9 @@ struct PowerDiagramOptions {
   /// seeds; this one does not (power-diagram.md, "First computations from coarser diagrams").
   /// Keeps the polygons as keep_polygons does. A box of more than 4e8 seeds searches.
   CoarseToFine coarse_to_fine = CoarseToFine::automatic;
-  /// coarse_to_fine: the coarsest diagram, built by the search, has at most this many seeds.
-  int coarsest_level_seeds = 1024;
+  /// coarse_to_fine: the coarsest diagram, built by the search, has at most this many seeds
+  /// (1 024).
+  int coarsest_level_seeds = detail::default_coarsest_level_seeds;
   /// Called on every process as each phase of a computation ends, with the phase's name and
   /// its seconds on this process (the entries of PowerDiagramStatistics::seconds but "total"):
   /// for progress output. Empty: nothing is called.

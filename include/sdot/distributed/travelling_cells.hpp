@@ -801,10 +801,11 @@ public:
   /// Measures and centroids of this process's seeds; `phases` times the boxes, their indexes
   /// ("tree"), the boxes' first-round cells (`warm_start`), the cells and the results.
   /// `warm_start`: the round-0 cells from the neighbours of the last run's
-  /// (PowerDiagramOptions::warm_start).
+  /// (PowerDiagramOptions::warm_start). `coarse`: where each box's round-0 cells come from
+  /// coarser diagrams (PowerDiagramOptions::coarse_to_fine).
   CellOutputs<memory_space> run(PhaseClock& phases, bool with_polygons = false,
                                 double abandon_below = -sdot::compat::infinity<double>(),
-                                bool warm_start = false, CoarseToFineChoice coarse = {}) {
+                                bool warm_start = false, CoarseToFineChoice const& coarse = {}) {
     with_polygons_ = with_polygons;
     abandoned_ = false;
     abandon_ = AbandonBelow<memory_space>{};

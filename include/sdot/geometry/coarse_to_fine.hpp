@@ -36,11 +36,13 @@ inline constexpr int coarse_step = 4;
 /// The most seeds of a box built from coarser diagrams: the vertex keys (coarser seeds × slot
 /// capacity) and the located seeds' records (3 per seed) stay within int's range.
 inline constexpr int max_coarse_to_fine_seeds = 400000000;
+/// PowerDiagramOptions::coarsest_level_seeds's default.
+inline constexpr int default_coarsest_level_seeds = 1024;
 /// PowerDiagramOptions::coarse_to_fine as the layers below the diagram read it.
 struct CoarseToFineChoice {
-  bool always = false; ///< from coarser diagrams whatever the weights
-  bool never = false;  ///< by the search alone
-  int coarsest = 1024; ///< coarsest_level_seeds
+  bool always = false;                         ///< from coarser diagrams whatever the weights
+  bool never = false;                          ///< by the search alone
+  int coarsest = default_coarsest_level_seeds; ///< coarsest_level_seeds
 };
 
 /// Coarser seeds a seed's list of places may hold (its owners and their cells' neighbours).
@@ -273,21 +275,22 @@ struct LocateInCoarseCells {
       ++r;
     }
     hidden(s) = value < 0 ? located_hidden : located_visible;
-    if (value < 0 && hidden_by_owners(slot, vertex, me)) {
+    if (value < 0 && hidden_by_owners(slot, vertex, before, after, me)) {
       hidden(s) = located_empty;
       for (int q = 0; q < 3; ++q)
         vertex_keys(3 * s + q) = -1;
     }
   }
 
-  /// Whether the seeds owning vertex k of the coarser cell of `slot` hide `me` on the domain
-  /// (hidden_on_domain()). Three: with the barycentric weights of x_me in their triangle (where
-  /// k is the highest vertex of pow_coarse − pow_me, their triangle holds x_me). Two, k on a
-  /// side of the domain: with the weights that make Σ μ_i y_i normal to that side (g is then
-  /// constant along it, and grows inwards if it grows at all). One, k at a corner: itself.
-  KOKKOS_INLINE_FUNCTION bool hidden_by_owners(int slot, int k, Seed const& me) const {
+  /// Whether the seeds owning vertex k of the coarser cell of `slot` (its owner, and the seeds
+  /// `before` and `after` of the edges that meet there, or boundary labels) hide `me` on the
+  /// domain (hidden_on_domain()). Three: with the barycentric weights of x_me in their triangle
+  /// (where k is the highest vertex of pow_coarse − pow_me, their triangle holds x_me). Two, k
+  /// on a side of the domain: with the weights that make Σ μ_i y_i normal to that side (g is
+  /// then constant along it, and grows inwards if it grows at all). One, k at a corner: itself.
+  KOKKOS_INLINE_FUNCTION bool hidden_by_owners(int slot, int k, int before, int after,
+                                               Seed const& me) const {
     int const size = coarse.kept.counts(slot);
-    int const before = coarse.label(slot, (k + size - 1) % size), after = coarse.label(slot, k);
     Seed by[3] = {coarse.tree.seeds(slot), {}, {}};
     double mu[3] = {1, 0, 0};
     int count = 1;
@@ -391,9 +394,8 @@ struct CoarseCellsStep {
   Kokkos::View<LocatedSeed const*, MemorySpace> buckets; ///< the seeds located at each vertex
 
   KOKKOS_FUNCTION void operator()(Polygon& cell, int s) const {
-    SeedTree<MemorySpace> const& tree = cells.tree;
-    Seed const me = tree.seeds(s);
-    CellSeed const seed{me.x, me.y, me.w, tree.index(s), s};
+    Seed const me = cells.tree.seeds(s);
+    CellSeed const seed{me.x, me.y, me.w, cells.tree.index(s), s};
     kept.counts(s) = -1;
     if (cells.abandon.given_up()) {
       state(s) = cell_to_search;
@@ -402,11 +404,25 @@ struct CoarseCellsStep {
     if (hidden(s) == located_empty) {
       cell.size = 0;
       cell.max_radius2 = 0;
-      cells.finish(cell, seed);
-      keep_in_slot(kept, s, me, cell);
-      state(s) = warm_cell;
+    } else if (!clip_by_candidates(cell, seed)) {
+      state(s) = cell_to_search;
       return;
     }
+    // An empty cell (found so, or emptied by its candidates) is final: the true cell, inside
+    // it, is empty too.
+    cells.finish(cell, seed);
+    keep_in_slot(kept, s, me, cell);
+    state(s) = warm_cell;
+  }
+
+  /// The domain clipped by the candidates of `seed`, places in order. False where the cell goes
+  /// to the search: it overflowed or has more vertices than a slot holds, no candidate cut it
+  /// (the whole domain, which no edge certifies), or the coarser cells hide its seed and its
+  /// candidates left it (they missed those that empty it, and its cell would make its
+  /// neighbours fail their certification).
+  KOKKOS_FUNCTION bool clip_by_candidates(Polygon& cell, CellSeed const& seed) const {
+    SeedTree<MemorySpace> const& tree = cells.tree;
+    int const s = seed.tree_slot;
     int const capacity = coarse.kept.capacity;
     CoarsePlaces places;
     for (int r = 0; r < 3; ++r) {
@@ -455,19 +471,9 @@ struct CoarseCellsStep {
               clip_tested(cell, seed, other.index, d2, other.seed, dx, dy, offset, result, false);
       }
     }
-    // To the search also: a cell that no candidate cut (the whole domain, which no edge
-    // certifies), and a seed the coarser cells hide whose cell its candidates left (they missed
-    // those that empty it, and its cell would make its neighbours fail their certification).
-    if (result == ClipResult::overflow || cell.size > kept.capacity ||
-        (result == ClipResult::unchanged && tree.size > 1) ||
-        (hidden(s) == located_hidden && cell.size > 0)) {
-      state(s) = cell_to_search;
-      return;
-    }
-    // Emptied: the true cell, inside this one, is empty too.
-    cells.finish(cell, seed);
-    keep_in_slot(kept, s, me, cell);
-    state(s) = warm_cell;
+    return !(result == ClipResult::overflow || cell.size > kept.capacity ||
+             (result == ClipResult::unchanged && tree.size > 1) ||
+             (hidden(s) == located_hidden && cell.size > 0));
   }
 };
 
