@@ -32,13 +32,16 @@ inline Cloud uniform_cloud(int n, double max_weight, unsigned seed, double lo = 
   return c;
 }
 
-/// Most seeds in a few tight Gaussian clusters, the rest uniform.
+/// Most seeds in a few tight Gaussian clusters, the rest uniform. Cluster seeds outside the
+/// unit square are clamped onto its sides; those clamped onto a corner (both coordinates) step
+/// into the square along its diagonal, 1e-9 further each, so that no two seeds coincide.
 inline Cloud clustered_cloud(int n, unsigned seed) {
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<double> u(0, 1);
   std::normal_distribution<double> g(0, 0.02);
   std::array<std::array<double, 2>, 3> centres = {{{0.2, 0.3}, {0.7, 0.75}, {0.05, 0.95}}};
   Cloud c;
+  int at_corners = 0;
   for (int i = 0; i < n; ++i) {
     if (i % 5 == 4) {
       c.x.push_back({u(rng), u(rng)});
@@ -46,6 +49,11 @@ inline Cloud clustered_cloud(int n, unsigned seed) {
       auto const& m = centres[i % 3];
       double px = std::fmin(1, std::fmax(0, m[0] + g(rng)));
       double py = std::fmin(1, std::fmax(0, m[1] + g(rng)));
+      if ((px == 0 || px == 1) && (py == 0 || py == 1)) {
+        double const step = 1e-9 * ++at_corners;
+        px += px == 0 ? step : -step;
+        py += py == 0 ? step : -step;
+      }
       c.x.push_back({px, py});
     }
     c.w.push_back(0.1 * u(rng) / n);
