@@ -384,6 +384,9 @@ struct CoarsePlaces {
 /// the search (as WarmCellsStep).
 template <class MemorySpace>
 struct CoarseCellsStep {
+  /// Bucket records tested against the cell's bounding box at once (clip_by_candidates()).
+  static constexpr int bucket_chunk = 32;
+
   CellsFunctor<MemorySpace> cells; ///< the outputs (no polygon output) and `abandon`
   SlotPolygons<MemorySpace> kept;
   Kokkos::View<int*, MemorySpace> state; ///< by tree slot (WarmState)
@@ -458,17 +461,32 @@ struct CoarseCellsStep {
           earlier | (earlier << 1) | (size > 0 ? (earlier >> (size - 1)) & 1u : 0u);
       int const begin = size > 0 ? bucket_offsets(slot * capacity) : 0;
       int const end = size > 0 ? bucket_offsets(slot * capacity + size) : 0;
-      for (int b = begin; b < end && !stop; ++b) {
-        LocatedSeed const& other = buckets(b);
-        double const dx = other.seed.x - seed.x, dy = other.seed.y - seed.y;
-        bool const skip = ((seen >> other.vertex) & 1u) | (other.slot == s);
-        double const d2 = dx * dx + dy * dy;
-        double const offset = (d2 + (seed.w - other.seed.w)) / 2;
-        // The bounding box alone (one branch): the radius about the seed rules out few more
-        // candidates, and none where the cells lie far from their seeds.
-        if (!skip & cell.may_reach(dx, dy, offset))
-          stop =
-              clip_tested(cell, seed, other.index, d2, other.seed, dx, dy, offset, result, false);
+      // By chunks: the records that the cell's bounding box may reach, listed without a branch,
+      // then clipped by in order, each tested again against the box as the clips before left it
+      // (a box only shrinks: the same clips as one pass testing each record once).
+      for (int chunk = begin; chunk < end && !stop; chunk += bucket_chunk) {
+        int const chunk_end = chunk + bucket_chunk < end ? chunk + bucket_chunk : end;
+        int reaching[bucket_chunk];
+        int count = 0;
+        for (int b = chunk; b < chunk_end; ++b) {
+          LocatedSeed const& other = buckets(b);
+          double const dx = other.seed.x - seed.x, dy = other.seed.y - seed.y;
+          bool const skip = ((seen >> other.vertex) & 1u) | (other.slot == s);
+          double const offset = (dx * dx + dy * dy + (seed.w - other.seed.w)) / 2;
+          // The bounding box alone: the radius about the seed rules out few more candidates,
+          // and none where the cells lie far from their seeds.
+          reaching[count] = b;
+          count += !skip & cell.may_reach(dx, dy, offset);
+        }
+        for (int r = 0; r < count && !stop; ++r) {
+          LocatedSeed const& other = buckets(reaching[r]);
+          double const dx = other.seed.x - seed.x, dy = other.seed.y - seed.y;
+          double const d2 = dx * dx + dy * dy;
+          double const offset = (d2 + (seed.w - other.seed.w)) / 2;
+          if (r == 0 || cell.may_reach(dx, dy, offset))
+            stop =
+                clip_tested(cell, seed, other.index, d2, other.seed, dx, dy, offset, result, false);
+        }
       }
     }
     return !(result == ClipResult::overflow || cell.size > kept.capacity ||
