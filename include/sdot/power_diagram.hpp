@@ -496,8 +496,6 @@ private:
   /// the cells are predicted more than a grid step from their seeds (detail::predicted_far)
   static constexpr int moved_start_fraction = 10;
   Kokkos::View<int*, memory_space> slot_of_index_; ///< warm_start: tree_.index inverted
-  /// warm_start: the next cells from their neighbours' neighbours at once (WarmReport)
-  bool warm_widen_first_ = false;
   PowerDiagramStatistics statistics_;
   std::int64_t first_global_index_ = 0;
   bool computed_ = false;
@@ -672,9 +670,7 @@ void PowerDiagram<ExecutionSpace, Input>::compute_one_box() {
     certified = detail::build_cells_from_neighbours(
         space_, tree_, const_domain_vertices(), const_domain_labels(), options_.vertex_capacity,
         outputs_, kept_, neighbours_, tree_slot_of_index(), domain_.area, domain_length(), abandon,
-        [this] { update_weight_bounds(); }, warm_widen_first_);
-    if (!certified->cells.abandoned)
-      warm_widen_first_ = certified->widen_next;
+        [this] { update_weight_bounds(); });
   } else if (detail::coarse_to_fine_pays(space_, tree_, coarse_to_fine_choice(),
                                          options_.vertex_capacity,
                                          static_cast<int>(domain_.vertices.size()))) {

@@ -1000,11 +1000,9 @@ public:
       std::optional<WarmReport> certified;
       int coarse_levels = 0;
       if (warm_start && !box_graphs_[l].empty()) {
-        certified = build_cells_from_neighbours(
-            space_, tree, domain_vertices_, domain_labels_, capacity, out, kept[l], box_graphs_[l],
-            slot_of, domain_area_, domain_length_, abandon_, {}, box_widen_first_[l] != 0);
-        if (!certified->cells.abandoned)
-          box_widen_first_[l] = certified->widen_next;
+        certified = build_cells_from_neighbours(space_, tree, domain_vertices_, domain_labels_,
+                                                capacity, out, kept[l], box_graphs_[l], slot_of,
+                                                domain_area_, domain_length_, abandon_);
       } else if (pays[l]) {
         auto const levels = coarse_cells(space_, tree, domain_vertices_, domain_labels_, capacity,
                                          leaf_size_, coarse.coarsest, domain_area_, domain_length_);
@@ -1043,7 +1041,6 @@ public:
   void number_box_rows() {
     int const local = ranks_.local_count();
     box_graphs_.assign(local, NeighbourGraph<memory_space>{});
-    box_widen_first_.assign(local, 0);
     box_slot_of_.assign(local, Kokkos::View<int*, memory_space>());
     row_gids_ = Kokkos::View<int*, memory_space>(
         Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::travel::row_gids"),
@@ -1903,7 +1900,6 @@ private:
   // global index of each forest row.
   SlotPolygons<memory_space> box_cells_;
   std::vector<NeighbourGraph<memory_space>> box_graphs_;
-  std::vector<char> box_widen_first_; ///< each box's next cells widened at once (WarmReport)
   std::vector<Kokkos::View<int*, memory_space>> box_slot_of_;
   Kokkos::View<int*, memory_space> row_gids_;
   long box_warm_cells_ = 0;

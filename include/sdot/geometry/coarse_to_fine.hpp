@@ -558,7 +558,7 @@ WarmReport build_cells_from_coarse_cells(
       });
   return certified_cells(
       space, tree, domain_vertices, domain_labels, capacity, out, kept, slot_of, domain_area,
-      domain_length, abandon, {}, false,
+      domain_length, abandon, {},
       FirstPass<MemorySpace>([&](FirstPassArguments<MemorySpace> const& first) {
         for_each_cell(space, "sdot::coarse::cells",
                       CoarseCellsStep<MemorySpace>{first.step, first.kept, first.state, coarse,

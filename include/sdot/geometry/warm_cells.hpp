@@ -199,8 +199,6 @@ struct WarmCellsStep {
   Kokkos::View<int*, MemorySpace> state;       ///< by tree slot (WarmState)
   Kokkos::View<int const*, MemorySpace> items; ///< the slots to build (empty: every slot)
   bool widen = false;                          ///< with the neighbours' neighbours
-  /// With `widen`: counts the cells that a neighbour's neighbour cut.
-  Kokkos::View<int, MemorySpace> cut_by_second_ring = {};
 
   KOKKOS_FUNCTION void operator()(Polygon& cell, int item) const {
     int const s = items.extent(0) ? items(item) : item;
@@ -223,15 +221,8 @@ struct WarmCellsStep {
     for (int k = begin; k < end && !stop; ++k)
       stop = clip_by_slot(graph.slots(k), false);
     // The neighbours' neighbours (for_each_second_neighbour).
-    if (widen && !stop) {
-      ClipResult const by_first_ring = result;
-      result = ClipResult::unchanged;
+    if (widen && !stop)
       stop = for_each_second_neighbour(graph, s, [&](int t) { return clip_by_slot(t, true); });
-      if (result != ClipResult::unchanged && cut_by_second_ring.data())
-        Kokkos::atomic_add(cut_by_second_ring.data(), 1);
-      if (result == ClipResult::unchanged)
-        result = by_first_ring;
-    }
     if (result == ClipResult::overflow || cell.size > kept.capacity) {
       state(s) = cell_to_search;
       return;
@@ -325,11 +316,6 @@ struct WarmReport {
   bool certified = false; ///< false: the cells do not tile the domain, build them all again
   int warm_cells = 0;     ///< cells kept from the neighbours' clipping
   int rounds = 0;         ///< certifications that sent cells to be widened or searched
-  /// Whether the next computation had better build every cell from its neighbours' neighbours
-  /// at once: here more than a twelfth of the cells needed them (a cell missing a neighbour
-  /// fails its certification with the neighbours whose edges it overlaps: about three cells
-  /// built again each), or more than a quarter failed the first certification.
-  bool widen_next = false;
 };
 
 /// What a first pass of certified_cells() builds with: the cell step (outputs and `abandon`),
@@ -357,8 +343,7 @@ using FirstPass =
 /// `before_search` runs once before the first cell goes to the search, the only step that
 /// reads the tree's weight bounds: a caller whose tree holds new weights without their bounds
 /// (set_seed_weights()) computes them there, and not at all when every cell is certified or
-/// the computation is abandoned first. `widen_first`: the first pass built the cells from
-/// their neighbours' neighbours already.
+/// the computation is abandoned first.
 template <class ExecutionSpace, class MemorySpace>
 WarmReport certified_cells(ExecutionSpace const& space, SeedTree<MemorySpace> const& tree,
                            ConstPoints<MemorySpace> domain_vertices,
@@ -366,7 +351,7 @@ WarmReport certified_cells(ExecutionSpace const& space, SeedTree<MemorySpace> co
                            CellOutputs<MemorySpace> const& out, SlotPolygons<MemorySpace>& kept,
                            Kokkos::View<int const*, MemorySpace> slot_of, double domain_area,
                            double domain_length, AbandonBelow<MemorySpace> const& abandon,
-                           std::function<void()> const& before_search, bool widen_first,
+                           std::function<void()> const& before_search,
                            FirstPass<MemorySpace> const& first_pass) {
   using Policy = Kokkos::RangePolicy<ExecutionSpace>;
   int const n = tree.size;
@@ -466,16 +451,14 @@ WarmReport certified_cells(ExecutionSpace const& space, SeedTree<MemorySpace> co
           }
         },
         failed);
-    if (first_round && !widen_first)
-      report.widen_next = failed > n / 4;
     if (failed == 0)
       break;
     ++report.rounds;
-    // The weights changed much (many cells failed): after a first build from the neighbours
-    // alone, every cell is widened, as it would have been built from the start; otherwise,
-    // or after many rounds, every warm cell left goes to the search now.
-    bool const many = failed > n / 4;
-    bool const widen_the_rest = many && first_round && !widen_first;
+    // Most cells failed: after a first build from the neighbours alone, every cell is widened
+    // (the failures' neighbours would fail next); in a later round, or after many rounds, every
+    // warm cell left goes to the search now.
+    bool const many = failed > n / 2;
+    bool const widen_the_rest = many && first_round;
     bool const search_the_rest = report.rounds >= max_rounds || (many && !widen_the_rest);
     if (widen_the_rest || search_the_rest)
       Kokkos::parallel_for(
@@ -514,8 +497,7 @@ WarmReport certified_cells(ExecutionSpace const& space, SeedTree<MemorySpace> co
 }
 
 /// Builds the cells of `tree` from the neighbour graph of an earlier computation (see the top
-/// of this file; certified_cells()), from the neighbours alone first, or with `widen_first`
-/// from their neighbours' neighbours too.
+/// of this file; certified_cells()), from the neighbours alone first.
 template <class ExecutionSpace, class MemorySpace>
 WarmReport build_cells_from_neighbours(
     ExecutionSpace const& space, SeedTree<MemorySpace> const& tree,
@@ -523,28 +505,17 @@ WarmReport build_cells_from_neighbours(
     int capacity, CellOutputs<MemorySpace> const& out, SlotPolygons<MemorySpace>& kept,
     NeighbourGraph<MemorySpace> const& graph, Kokkos::View<int const*, MemorySpace> slot_of,
     double domain_area, double domain_length, AbandonBelow<MemorySpace> const& abandon = {},
-    std::function<void()> const& before_search = {}, bool widen_first = false) {
+    std::function<void()> const& before_search = {}) {
   sdot::compat::ScopedRegion region("sdot::build_cells_from_neighbours");
-  Kokkos::View<int, MemorySpace> cut_by_second_ring(
-      Kokkos::view_alloc(space, "sdot::warm::cut_by_second_ring"));
-  WarmReport report = certified_cells(
+  return certified_cells(
       space, tree, domain_vertices, domain_labels, capacity, out, kept, slot_of, domain_area,
-      domain_length, abandon, before_search, widen_first,
+      domain_length, abandon, before_search,
       FirstPass<MemorySpace>([&](FirstPassArguments<MemorySpace> const& first) {
-        for_each_cell(
-            space, "sdot::warm::cells",
-            WarmCellsStep<MemorySpace>{
-                first.step, first.kept, graph, first.state, {}, widen_first, cut_by_second_ring},
-            tree.size, first.inline_capacity);
+        for_each_cell(space, "sdot::warm::cells",
+                      WarmCellsStep<MemorySpace>{first.step, first.kept, graph, first.state, {}},
+                      tree.size, first.inline_capacity);
         return graph;
       }));
-  if (widen_first && !report.cells.abandoned && tree.size > 0) {
-    int cut = 0;
-    Kokkos::deep_copy(space, cut, cut_by_second_ring);
-    space.fence();
-    report.widen_next = cut > tree.size / 12;
-  }
-  return report;
 }
 
 } // namespace sdot::detail
