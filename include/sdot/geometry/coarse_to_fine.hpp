@@ -461,31 +461,37 @@ struct CoarseCellsStep {
           earlier | (earlier << 1) | (size > 0 ? (earlier >> (size - 1)) & 1u : 0u);
       int const begin = size > 0 ? bucket_offsets(slot * capacity) : 0;
       int const end = size > 0 ? bucket_offsets(slot * capacity + size) : 0;
-      // By chunks: the records that the cell's bounding box may reach, listed without a branch,
-      // then clipped by in order, each tested again against the box as the clips before left it
-      // (a box only shrinks: the same clips as one pass testing each record once).
+      // The bisector of record b: ax·x + ay·y ≤ offset about the seed, d2 = |a|².
+      struct Bisector {
+        double dx, dy, d2, offset;
+      };
+      auto const bisector = [&](int b) {
+        Seed const& other = buckets(b).seed;
+        double const dx = other.x - seed.x, dy = other.y - seed.y, d2 = dx * dx + dy * dy;
+        return Bisector{dx, dy, d2, (d2 + (seed.w - other.w)) / 2};
+      };
+      // By chunks: the records that the cell's bounding box may reach (the bounding box alone:
+      // a radius about the seed rules out few more, and none where the cells lie far from
+      // their seeds), listed without a branch, then clipped by in order, each tested again
+      // against the box as the clips before left it (a box only shrinks: the same clips as one
+      // pass testing each record once).
       for (int chunk = begin; chunk < end && !stop; chunk += bucket_chunk) {
         int const chunk_end = chunk + bucket_chunk < end ? chunk + bucket_chunk : end;
         int reaching[bucket_chunk];
         int count = 0;
         for (int b = chunk; b < chunk_end; ++b) {
           LocatedSeed const& other = buckets(b);
-          double const dx = other.seed.x - seed.x, dy = other.seed.y - seed.y;
           bool const skip = ((seen >> other.vertex) & 1u) | (other.slot == s);
-          double const offset = (dx * dx + dy * dy + (seed.w - other.seed.w)) / 2;
-          // The bounding box alone: the radius about the seed rules out few more candidates,
-          // and none where the cells lie far from their seeds.
+          Bisector const line = bisector(b);
           reaching[count] = b;
-          count += !skip & cell.may_reach(dx, dy, offset);
+          count += !skip & cell.may_reach(line.dx, line.dy, line.offset);
         }
         for (int r = 0; r < count && !stop; ++r) {
           LocatedSeed const& other = buckets(reaching[r]);
-          double const dx = other.seed.x - seed.x, dy = other.seed.y - seed.y;
-          double const d2 = dx * dx + dy * dy;
-          double const offset = (d2 + (seed.w - other.seed.w)) / 2;
-          if (r == 0 || cell.may_reach(dx, dy, offset))
-            stop =
-                clip_tested(cell, seed, other.index, d2, other.seed, dx, dy, offset, result, false);
+          Bisector const line = bisector(reaching[r]);
+          if (cell.may_reach(line.dx, line.dy, line.offset))
+            stop = clip_tested(cell, seed, other.index, line.d2, other.seed, line.dx, line.dy,
+                               line.offset, result, false);
         }
       }
     }
