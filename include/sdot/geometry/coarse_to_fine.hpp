@@ -345,11 +345,11 @@ struct CoarsePlaces {
   int collided[max_coarse_places]; ///< orders of arrival of the places not in the table
   int nb_collided = 0;
 
+  /// Only the keys start empty: order[h] is written with keys[h] and read only where it
+  /// matches.
   KOKKOS_INLINE_FUNCTION CoarsePlaces() {
-    for (int h = 0; h < table_size; ++h) {
+    for (int h = 0; h < table_size; ++h)
       keys[h] = -1;
-      order[h] = 0;
-    }
   }
   KOKKOS_INLINE_FUNCTION static int entry(int q) {
     return static_cast<int>((static_cast<unsigned>(q) * 2654435761u) >> 25) % table_size;
@@ -357,8 +357,7 @@ struct CoarsePlaces {
   /// The order of arrival of q (size when q is not a place).
   KOKKOS_INLINE_FUNCTION int index(int q) const {
     int const h = entry(q);
-    int const match = (q >= 0) & (keys[h] == q);
-    int found = size + match * (order[h] - size);
+    int found = (q >= 0) & (keys[h] == q) ? order[h] : size;
     for (int c = 0; c < nb_collided; ++c) // nearly always none
       found = list[collided[c]] == q ? collided[c] : found;
     return found;
