@@ -2,7 +2,8 @@
 // Cells from the neighbours of an earlier computation of the same seeds
 // (PowerDiagramOptions::warm_start): each cell is the domain clipped by the seeds of its earlier
 // neighbouring cells, then certified against its neighbours' cells; a cell that fails is built
-// again from its earlier neighbours and theirs, and if it fails again, by the search
+// again from its earlier neighbours and the neighbours of those across its failed edges, and if
+// it fails again, by the search
 // (clip_by_tree). The certification is repeated until no cell fails.
 //
 // Why the result is exact: a cell clipped by some of the bisectors contains the true cell.
@@ -191,6 +192,9 @@ enum WarmState : int {
 /// testing them is most of the build's time); those whose certification fails are widened. A
 /// seed without earlier neighbours (its cell was empty, or had no slot), or whose cell
 /// overflows or has more vertices than a slot holds, is left to the search.
+/// The most neighbours across failed edges whose neighbours widen a cell (WarmCellsStep).
+inline constexpr int max_widened_through = 8;
+
 template <class MemorySpace>
 struct WarmCellsStep {
   CellsFunctor<MemorySpace> cells; ///< the outputs (no polygon output) and `abandon`
@@ -199,6 +203,11 @@ struct WarmCellsStep {
   Kokkos::View<int*, MemorySpace> state;       ///< by tree slot (WarmState)
   Kokkos::View<int const*, MemorySpace> items; ///< the slots to build (empty: every slot)
   bool widen = false;                          ///< with the neighbours' neighbours
+  /// widen: by tree slot, the edges of the first build's cell that failed the certification
+  /// (CertifyEdges::disagreeing); where it names at most max_widened_through of them, the cell
+  /// is widened by those neighbours' neighbours alone.
+  Kokkos::View<unsigned const*, MemorySpace> disagreeing = {};
+  Kokkos::View<int const*, MemorySpace> slot_of = {}; ///< input index -> tree slot (widen)
 
   KOKKOS_FUNCTION void operator()(Polygon& cell, int item) const {
     int const s = items.extent(0) ? items(item) : item;
@@ -206,6 +215,8 @@ struct WarmCellsStep {
     int const index = tree.index(s);
     Seed const me = tree.seeds(s);
     CellSeed const seed{me.x, me.y, me.w, index, s};
+    int through[max_widened_through];
+    int const nb_through = widen ? widened_through(s, through) : 0;
     kept.counts(s) = -1;
     int const begin = graph.offsets(s), end = graph.offsets(s + 1);
     if (begin == end || cells.abandon.given_up()) {
@@ -220,9 +231,16 @@ struct WarmCellsStep {
     bool stop = false;
     for (int k = begin; k < end && !stop; ++k)
       stop = clip_by_slot(graph.slots(k), false);
-    // The neighbours' neighbours (for_each_second_neighbour).
-    if (widen && !stop)
+    // The neighbours' neighbours: those of the neighbours across a failed edge, or all
+    // (for_each_second_neighbour).
+    if (widen && !stop && nb_through < 0)
       stop = for_each_second_neighbour(graph, s, [&](int t) { return clip_by_slot(t, true); });
+    for (int c = 0; c < nb_through && !stop; ++c) {
+      int const j = through[c];
+      for (int k = graph.offsets(j); k < graph.offsets(j + 1) && !stop; ++k)
+        if (graph.slots(k) != s)
+          stop = clip_by_slot(graph.slots(k), true);
+    }
     if (result == ClipResult::overflow || cell.size > kept.capacity) {
       state(s) = cell_to_search;
       return;
@@ -232,6 +250,31 @@ struct WarmCellsStep {
     cells.finish(cell, seed);
     keep_in_slot(kept, s, me, cell);
     state(s) = widen ? widened_cell : warm_cell;
+  }
+
+  /// The tree slots of the neighbours across the failed edges of the first build's cell of
+  /// slot s (still in its slot), into `through`; -1 where the whole second ring is taken: no
+  /// failed edge is known (the cell failed without one, or every cell is widened), an edge
+  /// beyond the 32nd failed, or more than max_widened_through did. A seed the first build
+  /// missed cuts the cell where the edge that fails lies, and so, nearly always, the cell
+  /// across it too: it is among that cell's neighbours (a clustered 1e5 transport solve: no
+  /// more cells fail after widening than with the whole second ring).
+  KOKKOS_FUNCTION int widened_through(int s, int* through) const {
+    unsigned const failed = disagreeing.extent(0) ? disagreeing(s) : 0u;
+    int const size = kept.counts(s);
+    if (failed == 0u || failed == ~0u || size < 0)
+      return -1;
+    std::size_t const row = std::size_t(s) * std::size_t(kept.capacity);
+    int count = 0;
+    for (int k = 0; k < size; ++k) {
+      int const j = kept.labels(row + k);
+      if (!((failed >> k) & 1u) || j < 0)
+        continue;
+      if (count == max_widened_through)
+        return -1;
+      through[count++] = slot_of(j);
+    }
+    return count;
   }
 };
 
@@ -254,6 +297,9 @@ struct CertifyEdges {
   double length = 0;                           ///< the diagonal of the domain's bounding box
   Kokkos::View<int const*, MemorySpace> items; ///< the slots to certify (empty: every slot)
   Kokkos::View<int*, MemorySpace> check; ///< by tree slot: the ends of a disagreeing edge marked
+  /// When allocated, by tree slot: bit k set where edge k of the cell disagreed (every bit:
+  /// an edge beyond the 32nd, or one the other cell does not have).
+  Kokkos::View<unsigned*, MemorySpace> disagreeing = {};
 
   /// Called once every cell is built (warm or searched).
   KOKKOS_FUNCTION void operator()(int item) const {
@@ -286,10 +332,12 @@ struct CertifyEdges {
         continue;
       // The same edge in the other cell runs the other way: from b to a.
       bool same = false;
+      int other_edge = -1;
       int const other_size = kept.counts(t);
       std::size_t const other_begin = std::size_t(t) * std::size_t(kept.capacity);
       for (int q = 0; q < other_size; ++q)
         if (kept.labels(other_begin + q) == i) {
+          other_edge = q;
           std::size_t const other_next = other_begin + (q + 1 == other_size ? 0 : q + 1);
           same = sdot::compat::fabs(kept.vertices(other_begin + q, 0) - bx) <= tolerance &&
                  sdot::compat::fabs(kept.vertices(other_begin + q, 1) - by) <= tolerance &&
@@ -306,7 +354,15 @@ struct CertifyEdges {
         sdot::compat::atomic_max(&redo(s), 1);
       if (is_warm(state(t)))
         sdot::compat::atomic_max(&redo(t), 1);
+      if (disagreeing.extent(0)) {
+        Kokkos::atomic_fetch_or(&disagreeing(s), edge_bit(k));
+        Kokkos::atomic_fetch_or(&disagreeing(t), edge_bit(other_edge));
+      }
     }
+  }
+
+  KOKKOS_INLINE_FUNCTION static unsigned edge_bit(int k) {
+    return k >= 0 && k < 32 ? 1u << k : ~0u;
   }
 };
 
@@ -376,6 +432,9 @@ WarmReport certified_cells(ExecutionSpace const& space, SeedTree<MemorySpace> co
   // ring of neighbours further each round.
   constexpr int max_rounds = 8;
   Kokkos::View<int*, MemorySpace> check(Kokkos::view_alloc(space, "sdot::warm::check"), n);
+  // The first certification's failed edges, which narrow the widening.
+  Kokkos::View<unsigned*, MemorySpace> disagreeing(
+      Kokkos::view_alloc(space, "sdot::warm::disagreeing"), n);
   Kokkos::View<int const*, MemorySpace> to_check; // empty: every cell
   bool searched = false;
   while (true) {
@@ -389,7 +448,8 @@ WarmReport certified_cells(ExecutionSpace const& space, SeedTree<MemorySpace> co
         KOKKOS_LAMBDA(int s) { return state(s) == cell_to_widen; });
     if (to_widen.extent(0) > 0)
       for_each_cell(space, "sdot::warm::widened_cells",
-                    WarmCellsStep<MemorySpace>{step, kept, graph, state, to_widen, true},
+                    WarmCellsStep<MemorySpace>{step, kept, graph, state, to_widen, true,
+                                               disagreeing, slot_of},
                     static_cast<int>(to_widen.extent(0)), inline_capacity);
     if (abandoned(space, abandon)) {
       report.cells.abandoned = true;
@@ -434,9 +494,10 @@ WarmReport certified_cells(ExecutionSpace const& space, SeedTree<MemorySpace> co
     // disagreed the round before, or agreed with a cell that was built again, whose old
     // polygon then had the edge).
     int const checked = to_check.extent(0) ? static_cast<int>(to_check.extent(0)) : n;
-    Kokkos::parallel_for("sdot::warm::certify", Policy(space, 0, checked),
-                         CertifyEdges<MemorySpace>{tree, kept, slot_of, state, redo, domain_length,
-                                                   to_check, check});
+    Kokkos::parallel_for(
+        "sdot::warm::certify", Policy(space, 0, checked),
+        CertifyEdges<MemorySpace>{tree, kept, slot_of, state, redo, domain_length, to_check, check,
+                                  report.rounds == 0 ? disagreeing : decltype(disagreeing)()});
     // The first round's failures are widened, later ones searched: a cell that fails once its
     // neighbours were built again lies where the weights moved the cells most.
     bool const first_round = report.rounds == 0;
