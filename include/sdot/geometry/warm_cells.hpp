@@ -184,6 +184,9 @@ enum WarmState : int {
   widened_cell = 4    ///< built from the earlier neighbours and theirs, certified so far
 };
 
+/// The most neighbours across failed edges whose neighbours widen a cell (WarmCellsStep).
+inline constexpr int max_widened_through = 8;
+
 /// Builds the cell of each tree slot (or of each slot of `items`, when given) from its earlier
 /// neighbours, and with `widen` from their neighbours too (the first ones first: the cell is
 /// then nearly final, and most of the others leave it unchanged). Most cells keep their
@@ -192,9 +195,6 @@ enum WarmState : int {
 /// testing them is most of the build's time); those whose certification fails are widened. A
 /// seed without earlier neighbours (its cell was empty, or had no slot), or whose cell
 /// overflows or has more vertices than a slot holds, is left to the search.
-/// The most neighbours across failed edges whose neighbours widen a cell (WarmCellsStep).
-inline constexpr int max_widened_through = 8;
-
 template <class MemorySpace>
 struct WarmCellsStep {
   CellsFunctor<MemorySpace> cells; ///< the outputs (no polygon output) and `abandon`
@@ -202,7 +202,7 @@ struct WarmCellsStep {
   NeighbourGraph<MemorySpace> graph;
   Kokkos::View<int*, MemorySpace> state;       ///< by tree slot (WarmState)
   Kokkos::View<int const*, MemorySpace> items; ///< the slots to build (empty: every slot)
-  bool widen = false;                          ///< with the neighbours' neighbours
+  bool widen = false; ///< with the neighbours' neighbours (widened_through())
   /// widen: by tree slot, the edges of the first build's cell that failed the certification
   /// (CertifyEdges::disagreeing); where it names at most max_widened_through of them, the cell
   /// is widened by those neighbours' neighbours alone.
