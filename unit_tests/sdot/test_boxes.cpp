@@ -1,10 +1,12 @@
 // The diagram computed by K boxes emulated in one process equals the one-box diagram.
 #include "brute_force.hpp"
 #include "clouds.hpp"
+#include "host_polygon.hpp"
 #include "reference_cases.hpp"
 #include "test_setup.hpp"
 
 #include <sdot/jacobian.hpp>
+#include <sdot/optimal_transport.hpp>
 #include <sdot/sdot.hpp>
 
 #include <gtest/gtest.h>
@@ -13,6 +15,7 @@
 #include <cmath>
 #include <map>
 #include <numeric>
+#include <random>
 #include <string>
 #include <tuple>
 
@@ -801,5 +804,164 @@ TEST(Boxes, WarmStartWithSameBitsGivesTheBitsOfOneBox) {
     EXPECT_GT(pd.statistics().warm_cells, 0);
     for (std::size_t i = 0; i < m.size(); ++i)
       ASSERT_EQ(m[i], target.measures[i]) << "seed " << i;
+  }
+}
+
+namespace {
+
+/// The lower envelope of rank q's power (rank_envelopes.hpp) against brute force, as the
+/// travelling cells use it: the seeds of `c` split at the median abscissa into ranks p and q,
+/// each of p's first-round cells (the diagram of p's seeds alone) tested against q's envelope,
+/// built from q's first-round cells. It never rules out q where one of q's seeds cuts the cell
+/// (|v − x_j|² − w_j < |v − x_i|² − w_i at a vertex v, in long double) or ties with its seed;
+/// returns the fraction of the cells that no seed of q cuts that it rules out.
+double envelope_against_brute_force(Cloud const& c, std::vector<sdot::HalfSpace> const& hs) {
+  using Space = Kokkos::DefaultHostExecutionSpace;
+  using Memory = Space::memory_space;
+  Space const space;
+  std::vector<int> order(c.x.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return c.x[a][0] < c.x[b][0]; });
+  int const half = static_cast<int>(order.size()) / 2;
+  Cloud p, q;
+  for (int k = 0; k < static_cast<int>(order.size()); ++k) {
+    Cloud& to = k < half ? p : q;
+    to.x.push_back(c.x[order[k]]);
+    to.w.push_back(c.w[order[k]]);
+  }
+  auto const cells_of = [&](Cloud const& r) {
+    sdot::PowerDiagram<Space> pd(space, positions_view<Memory>(r), weights_view<Memory>(r), hs);
+    return pd.cell_polygons();
+  };
+  auto const p_cells = cells_of(p), q_cells = cells_of(q);
+
+  // q's first-round cells in slots, and its envelope.
+  int const nq = static_cast<int>(q.x.size());
+  int capacity = 0;
+  for (int j = 0; j < nq; ++j)
+    capacity = std::max(capacity, q_cells.offsets(j + 1) - q_cells.offsets(j));
+  auto slots = sdot::detail::allocate_slot_polygons(space, nq, capacity);
+  Kokkos::View<sdot::detail::Seed*, Memory> seeds("seeds", nq);
+  for (int j = 0; j < nq; ++j) {
+    seeds(j) = {q.x[j][0], q.x[j][1], q.w[j]};
+    slots.counts(j) = q_cells.offsets(j + 1) - q_cells.offsets(j);
+    for (int k = 0; k < slots.counts(j); ++k)
+      for (int d : {0, 1})
+        slots.vertices(std::size_t(j) * capacity + k, d) =
+            q_cells.vertices(q_cells.offsets(j) + k, d);
+  }
+  auto const dom = domain(hs);
+  sdot::Points<Memory> domain_vertices("domain", dom.size());
+  double x0 = 1e300, y0 = 1e300, x1 = -1e300, y1 = -1e300;
+  for (std::size_t k = 0; k < dom.size(); ++k) {
+    domain_vertices(k, 0) = static_cast<double>(dom[k].x);
+    domain_vertices(k, 1) = static_cast<double>(dom[k].y);
+    x0 = std::min(x0, domain_vertices(k, 0));
+    x1 = std::max(x1, domain_vertices(k, 0));
+    y0 = std::min(y0, domain_vertices(k, 1));
+    y1 = std::max(y1, domain_vertices(k, 1));
+  }
+  auto const grid =
+      sdot::detail::envelope_grid_for(2, static_cast<std::int64_t>(c.x.size()), x0, y0, x1, y1);
+  EXPECT_GT(grid.side, 0);
+  auto const values = sdot::detail::rank_envelope(space, grid, seeds, slots, 0, nq,
+                                                  sdot::ConstPoints<Memory>(domain_vertices));
+  int const nodes = grid.nodes();
+  EXPECT_EQ(values.size(), std::size_t(nodes) + 1);
+  Kokkos::View<double*, Memory> node_values("values", nodes), scale("scale", 1);
+  int finite = 0;
+  for (int k = 0; k < nodes; ++k) {
+    node_values(k) = values[k];
+    finite += std::isfinite(values[k]);
+  }
+  EXPECT_GT(finite, nodes / 3);
+  scale(0) = values[nodes];
+  sdot::detail::RankEnvelopes<Memory> envelopes;
+  envelopes.grid = grid;
+  envelopes.values = node_values;
+  envelopes.scale = scale;
+
+  int uncut = 0, ruled_out = 0;
+  for (std::size_t i = 0; i < p.x.size(); ++i) {
+    int const b = p_cells.offsets(i), e = p_cells.offsets(i + 1);
+    if (b == e)
+      continue;
+    std::vector<std::array<double, 2>> relative;
+    for (int k = b; k < e; ++k)
+      relative.push_back({p_cells.vertices(k, 0) - p.x[i][0], p_cells.vertices(k, 1) - p.x[i][1]});
+    HostPolygon cell(64, relative);
+    sdot::detail::CellSeed const seed{p.x[i][0], p.x[i][1], p.w[i], static_cast<int>(i), -1};
+    bool const may = envelopes.may_cut(cell.polygon, seed, 0);
+    bool cut = false, tie = false;
+    for (int k = b; k < e && !cut; ++k) {
+      Real const vx = p_cells.vertices(k, 0), vy = p_cells.vertices(k, 1);
+      Real const own =
+          (vx - p.x[i][0]) * (vx - p.x[i][0]) + (vy - p.x[i][1]) * (vy - p.x[i][1]) - Real(p.w[i]);
+      for (int j = 0; j < nq && !cut; ++j) {
+        Real const other = (vx - q.x[j][0]) * (vx - q.x[j][0]) +
+                           (vy - q.x[j][1]) * (vy - q.x[j][1]) - Real(q.w[j]);
+        cut = other < own;
+        tie = tie || (q.x[j] == p.x[i] && q.w[j] == p.w[i]);
+      }
+    }
+    if (cut || tie)
+      EXPECT_TRUE(may) << "cell " << i << (tie ? " (a duplicate in q)" : "");
+    else {
+      ++uncut;
+      ruled_out += !may;
+    }
+  }
+  return uncut > 0 ? double(ruled_out) / uncut : 1.0;
+}
+
+} // namespace
+
+TEST(Boxes, RankEnvelopesNeverRuleOutARankThatCutsAndRuleOutTheFarCells) {
+  // Zero weights: most of p's cells lie far from q's seeds.
+  EXPECT_GT(envelope_against_brute_force(uniform_cloud(2000, 0, 81), unit_square()), 0.8);
+  // Cells far from their seeds (one cluster spread over the domain), and a clustered cloud.
+  EXPECT_GT(envelope_against_brute_force(displaced_cells_cloud(2000, 82), unit_square()), 0.5);
+  EXPECT_GT(envelope_against_brute_force(clustered_cloud(2000, 83), unit_square()), 0.5);
+  // A triangle: the nodes outside the domain rule nothing out.
+  EXPECT_GT(envelope_against_brute_force(uniform_cloud(2000, 0.002, 84), triangle_domain()), 0.5);
+  // Duplicates across the split (ties), and huge weights that empty most cells.
+  Cloud twins = uniform_cloud(1000, 0, 85);
+  for (int k = 0; k < 20; ++k)
+    twins.x.push_back(twins.x[k]), twins.w.push_back(twins.w[k]);
+  envelope_against_brute_force(twins, unit_square());
+  Cloud huge = uniform_cloud(1000, 0, 86);
+  for (int k = 0; k < 1000; k += 97)
+    huge.w[k] = 0.3;
+  envelope_against_brute_force(huge, unit_square());
+}
+
+TEST(Boxes, CellsFarFromTheirSeedsStayHomeOnceTheEnvelopesAreKnown) {
+  // A clustered cloud at the weights that solve its transport towards uniform masses: cells
+  // far from their seeds, which the boxes of the seeds bound poorly. With warm_start (each
+  // box's first-round cells known before round 0, hence every rank's envelope), at 2 and 3
+  // boxes, far fewer cells travel than without, and the measures are brute force's.
+  Cloud c = clustered_cloud(2000, 87);
+  {
+    Kokkos::View<double*> masses("masses", c.x.size());
+    Kokkos::deep_copy(masses, 1.0 / double(c.x.size()));
+    sdot::OptimalTransport<> ot(positions_view(c), masses, unit_square());
+    c.w = to_vector(ot.solve().weights);
+  }
+  auto const ref = brute_force(c.x, c.w, unit_square());
+  for (int k : {2, 3}) {
+    SCOPED_TRACE(std::to_string(k) + " boxes");
+    sdot::PowerDiagramOptions options;
+    options.nb_boxes = k;
+    options.coarse_to_fine = sdot::CoarseToFine::never;
+    sdot::PowerDiagram<> searched(positions_view(c), weights_view(c), unit_square(), options);
+    searched.measures();
+    long const without = searched.statistics().travelled_cells;
+    options.warm_start = true;
+    sdot::PowerDiagram<> pd(positions_view(c), weights_view(c), unit_square(), options);
+    auto const m = to_vector(pd.measures());
+    long const with = pd.statistics().travelled_cells;
+    EXPECT_LT(4 * with, without) << without << " then " << with;
+    for (std::size_t i = 0; i < m.size(); ++i)
+      ASSERT_NEAR(m[i], ref.measures[i], 1e-12) << "seed " << i;
   }
 }

@@ -25,6 +25,7 @@
 #include <sdot/base/scan.hpp>
 #include <sdot/base/views.hpp>
 #include <sdot/distributed/boxes.hpp>
+#include <sdot/distributed/rank_envelopes.hpp>
 #include <sdot/geometry/cell_kernel.hpp>
 #include <sdot/geometry/cells.hpp>
 #include <sdot/geometry/coarse_to_fine.hpp>
@@ -374,6 +375,9 @@ struct TravelStep {
   /// 1 ≤ k < 2^(levels+1)) at q · 2^(levels+1) + k.
   Kokkos::View<TreeNode const*, MemorySpace> rank_top_nodes;
   int rank_top_levels = 0; ///< levels below the root in rank_top_nodes
+  /// Every rank's lower envelope of power on a grid, where the boxes' first-round cells gave
+  /// it (inactive otherwise): tested before rank_top_nodes.
+  RankEnvelopes<MemorySpace> envelopes;
   /// PowerDiagramOptions::abandon_below: every polygon of a cell holds the final cell, so one
   /// of less area, at any round, means a final cell below the threshold.
   AbandonBelow<MemorySpace> abandon;
@@ -460,7 +464,8 @@ struct TravelStep {
         if (d2 > beyond || !node_may_cut(d2, seed.w, node.box.wmax, cell.max_radius2))
           continue;
         if (node.rank >= 0) {
-          if (node.rank != visited && rank_may_cut(cell, seed, node.rank) && !f(node.rank, d2))
+          if (node.rank != visited && envelopes.may_cut(cell, seed, node.rank) &&
+              rank_may_cut(cell, seed, node.rank) && !f(node.rank, d2))
             return;
           continue;
         }
@@ -837,6 +842,7 @@ public:
     box_warm_cells_ = 0;
     box_warm_rounds_ = 0;
     box_coarse_levels_ = 0;
+    envelopes_ = RankEnvelopes<memory_space>{};
     if (warm_start || !coarse.never) {
       // Without warm_start, the boxes whose first cells coarser diagrams do not build are
       // searched in round 0, as without box cells (and no phase is reported).
@@ -844,6 +850,7 @@ public:
         space_.fence();
         phases.end("box_cells");
       }
+      build_rank_envelopes(total);
     }
     allocate_home_outputs(n);
     Rows results = travel();
@@ -1109,6 +1116,43 @@ public:
         leaves[rank_tree[k].rank] = static_cast<int>(k);
     rank_leaves_ = to_device("sdot::travel::rank_leaves", leaves);
     rank_top_nodes_ = to_device("sdot::travel::rank_top_nodes", ranks_.allgather(top_local));
+  }
+
+  /// Every rank's envelope (rank_envelopes.hpp) from the boxes' first-round cells, on every
+  /// process; none where no process has such cells (collective).
+  void build_rank_envelopes(std::int64_t total) {
+    envelopes_ = RankEnvelopes<memory_space>{};
+    auto const domain = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), domain_vertices_);
+    double x0 = sdot::compat::infinity<double>(), y0 = x0, x1 = -x0, y1 = -x0;
+    for (std::size_t k = 0; k < domain.extent(0); ++k) {
+      x0 = std::min(x0, domain(k, 0));
+      x1 = std::max(x1, domain(k, 0));
+      y0 = std::min(y0, domain(k, 1));
+      y1 = std::max(y1, domain(k, 1));
+    }
+    EnvelopeGrid const grid = envelope_grid_for(ranks_.size(), total, x0, y0, x1, y1);
+    if (grid.side == 0 ||
+        !ranks_.process_maxima(std::vector<std::int64_t>{box_cells_.capacity > 0})[0])
+      return;
+    sdot::compat::ScopedRegion region("sdot::travel::envelopes");
+    int const local = ranks_.local_count(), nodes = grid.nodes();
+    std::vector<double> mine;
+    for (int l = 0; l < local; ++l) {
+      int const first = static_cast<int>(box_rows_[l]);
+      auto const e = rank_envelope(space_, grid, boxes_[l].tree.seeds, box_cells_, first,
+                                   boxes_[l].tree.size, domain_vertices_);
+      mine.insert(mine.end(), e.begin(), e.end());
+    }
+    auto const all = ranks_.allgather(mine);
+    std::vector<double> values(std::size_t(ranks_.size()) * nodes), scale(ranks_.size());
+    for (int q = 0; q < ranks_.size(); ++q) {
+      auto const from = all.begin() + std::ptrdiff_t(q) * (nodes + 1);
+      std::copy(from, from + nodes, values.begin() + std::ptrdiff_t(q) * nodes);
+      scale[q] = from[nodes];
+    }
+    envelopes_.grid = grid;
+    envelopes_.values = to_device("sdot::travel::envelopes", values);
+    envelopes_.scale = to_device("sdot::travel::envelope_scales", scale);
   }
 
   /// The seeds bisected into boxes, one per rank, and moved to the rank of their box: rows of
@@ -1491,6 +1535,7 @@ public:
     step.rank_leaves = rank_leaves_;
     step.rank_top_nodes = rank_top_nodes_;
     step.rank_top_levels = rank_top_levels_;
+    step.envelopes = envelopes_;
     step.abandon = abandon_;
     step.box_cells = box_cells_;
     step.row_gids = row_gids_;
@@ -1867,6 +1912,7 @@ private:
   Kokkos::View<RankTreeNode*, memory_space> rank_tree_;
   Kokkos::View<int*, memory_space> rank_leaves_;         ///< each rank's node in rank_tree_
   Kokkos::View<TreeNode*, memory_space> rank_top_nodes_; ///< see TravelStep::rank_top_nodes
+  RankEnvelopes<memory_space> envelopes_;                ///< see TravelStep::envelopes
   int rank_top_levels_ = 0;
   loom::RowBlocks seed_blocks_;
   long bytes_sent_seeds_ = 0;

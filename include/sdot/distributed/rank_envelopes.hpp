@@ -1,0 +1,235 @@
+#pragma once
+// Every rank's lower envelope of power, sampled on a grid over the domain: whether a rank's
+// seeds may cut a cell, judged without them and tight where the cells lie far from their seeds.
+//
+// Relative to a centre c (u = v − c, x'_j = x_j − c), the power of seed j at v is
+// |v − x_j|² − w_j = |u|² − L_j(u), with L_j(u) = 2 u·x'_j − |x'_j|² + w_j affine in u. A seed j
+// cuts the cell of seed i where L_j(u) > L_i(u), and a half-plane that cuts a convex polygon
+// holds one of its vertices; so no seed of rank q cuts the cell when E_q(u) ≤ L_i(u) at every
+// vertex, with E_q = max over q's seeds of L_j. E_q is convex: on a triangle of the grid, it lies
+// below the linear interpolation of its values at the three nodes, which makes the test exact
+// (never rules out a rank whose seeds cut) and as tight as the grid is fine.
+//
+// E_q at a node inside the domain is L_j of the seed j whose cell of rank q's own diagram (the
+// domain cut by q's seeds alone: the boxes' first-round cells) holds the node: each first-round
+// cell gives its L_j to the nodes of its bounding box, which keep the largest. A node outside
+// the domain, or any node of a rank whose first-round cells are not all known, stays +∞: its
+// triangles rule nothing out.
+
+#include <sdot/base/kokkos_compat.hpp>
+#include <sdot/base/views.hpp>
+#include <sdot/geometry/cell_kernel.hpp>
+#include <sdot/geometry/kept_polygons.hpp>
+#include <sdot/geometry/polygon.hpp>
+#include <sdot/points.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace sdot::detail {
+
+/// The grid shared by every rank's envelope: `side` × `side` squares over the domain's bounding
+/// box (side 0: no envelopes).
+struct EnvelopeGrid {
+  int side = 0;
+  double cx = 0, cy = 0;                 ///< the centre c (of the bounding box)
+  double x0 = 0, y0 = 0, x1 = 0, y1 = 0; ///< the bounding box
+  double hx = 0, hy = 0;
+  double radius2 = 0; ///< max |u|² over the box (rounding slack)
+
+  KOKKOS_INLINE_FUNCTION int nodes() const { return (side + 1) * (side + 1); }
+  KOKKOS_INLINE_FUNCTION double node_x(int a) const { return a == side ? x1 : x0 + a * hx; }
+  KOKKOS_INLINE_FUNCTION double node_y(int b) const { return b == side ? y1 : y0 + b * hy; }
+};
+
+/// Nodes per rank at most, all ranks together (every process holds every rank's envelope).
+constexpr std::int64_t max_envelope_nodes = std::int64_t(1) << 17;
+
+/// The grid for `ranks` ranks and `seeds` seeds over a domain of bounding box [x0, x1] ×
+/// [y0, y1]: about one node per 2 seeds of a rank (256 at least), max_envelope_nodes in all;
+/// none below 8 × 8 squares (over 1 600 ranks).
+inline EnvelopeGrid envelope_grid_for(int ranks, std::int64_t seeds, double x0, double y0,
+                                      double x1, double y1) {
+  EnvelopeGrid g;
+  if (ranks < 2 || !(x1 > x0) || !(y1 > y0))
+    return g;
+  std::int64_t const nodes =
+      std::min(max_envelope_nodes / ranks, std::max<std::int64_t>(256, seeds / (2 * ranks)));
+  int const side = static_cast<int>(std::floor(std::sqrt(static_cast<double>(nodes)))) - 1;
+  if (side < 8)
+    return g;
+  g.side = side;
+  g.x0 = x0;
+  g.y0 = y0;
+  g.x1 = x1;
+  g.y1 = y1;
+  g.cx = (x0 + x1) / 2;
+  g.cy = (y0 + y1) / 2;
+  g.hx = (x1 - x0) / side;
+  g.hy = (y1 - y0) / side;
+  double const rx = (x1 - x0) / 2, ry = (y1 - y0) / 2;
+  g.radius2 = rx * rx + ry * ry;
+  return g;
+}
+
+/// Every rank's envelope on one grid.
+template <class MemorySpace>
+struct RankEnvelopes {
+  EnvelopeGrid grid;
+  /// Rank q's node (a, b) at q · grid.nodes() + a · (side + 1) + b.
+  Kokkos::View<double const*, MemorySpace> values;
+  /// Per rank, the largest |value| of its finite nodes (for the rounding slack).
+  Kokkos::View<double const*, MemorySpace> scale;
+
+  KOKKOS_INLINE_FUNCTION bool active() const { return grid.side > 0; }
+
+  /// Whether a seed of rank q may cut `cell` (vertices relative to `seed`). Ties kept
+  /// (duplicates decide by index), and a slack for rounding.
+  KOKKOS_INLINE_FUNCTION bool may_cut(Polygon const& cell, CellSeed const& seed, int q) const {
+    if (!active())
+      return true;
+    int const side = grid.side, stride = side + 1;
+    double const* e = values.data() + std::size_t(q) * std::size_t(grid.nodes());
+    // The seed's own lifted plane, relative to the centre: L_i(u) = 2 v·x'_i + |x'_i|² + w_i
+    // with v the vertex relative to the seed.
+    double const sx = seed.x - grid.cx, sy = seed.y - grid.cy;
+    double const own = sx * sx + sy * sy + seed.w;
+    double const slack =
+        1e-12 * (scale(q) + 4 * grid.radius2 + 4 * cell.max_radius2 + sdot::compat::fabs(own));
+    double const inv_hx = 1 / grid.hx, inv_hy = 1 / grid.hy;
+    for (int k = 0; k < cell.size; ++k) {
+      double const vx = cell.x(k), vy = cell.y(k);
+      double s = (seed.x + vx - grid.x0) * inv_hx, t = (seed.y + vy - grid.y0) * inv_hy;
+      // A vertex on the domain lies in the box up to rounding; one clearly outside rules
+      // nothing out.
+      if (!(s > -1e-6 && s < side + 1e-6 && t > -1e-6 && t < side + 1e-6))
+        return true;
+      s = sdot::compat::min(sdot::compat::max(s, 0.0), double(side));
+      t = sdot::compat::min(sdot::compat::max(t, 0.0), double(side));
+      int const a = sdot::compat::min(static_cast<int>(s), side - 1);
+      int const b = sdot::compat::min(static_cast<int>(t), side - 1);
+      double const fu = s - a, fv = t - b;
+      double const* n = e + a * stride + b;
+      // The triangle of the square that holds the point: below its diagonal, or above.
+      double const bound = fu + fv <= 1 ? n[0] + fu * (n[stride] - n[0]) + fv * (n[1] - n[0])
+                                        : n[stride + 1] + (1 - fu) * (n[1] - n[stride + 1]) +
+                                              (1 - fv) * (n[stride] - n[stride + 1]);
+      // Not ruled out unless clearly below (a node at +∞ gives ∞ or NaN: not ruled out).
+      if (!(bound + slack < 2 * (vx * sx + vy * sy) + own))
+        return true;
+    }
+    return false;
+  }
+};
+
+/// A rank's envelope (its grid.nodes() values, then its scale) from its first-round cells:
+/// the cell of seeds(i) in slot first + i of `cells` (vertices in absolute coordinates; a
+/// count of −1: not known), i < count. Nodes outside the domain (`domain_vertices`, a convex
+/// polygon), and every node when a cell is not known, are +∞.
+template <class ExecutionSpace, class MemorySpace>
+std::vector<double> rank_envelope(ExecutionSpace const& space, EnvelopeGrid const& grid,
+                                  Kokkos::View<Seed*, MemorySpace> seeds,
+                                  SlotPolygons<MemorySpace> const& cells, int first, int count,
+                                  ConstPoints<MemorySpace> domain_vertices) {
+  using Policy = Kokkos::RangePolicy<ExecutionSpace>;
+  double const inf = sdot::compat::infinity<double>();
+  int const nodes = grid.nodes(), stride = grid.side + 1;
+  std::vector<double> out(std::size_t(nodes) + 1, inf);
+  out[nodes] = 0;
+  if (count == 0 || cells.capacity == 0)
+    return out;
+  int unknown = 0;
+  Kokkos::parallel_reduce(
+      "sdot::travel::envelope_unknown", Policy(space, 0, count),
+      KOKKOS_LAMBDA(int i, int& u) { u += cells.counts(first + i) < 0; }, unknown);
+  if (unknown > 0)
+    return out;
+  Kokkos::View<double*, MemorySpace> values(
+      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::travel::envelope"), nodes);
+  Kokkos::deep_copy(space, values, -inf);
+  std::size_t const capacity = std::size_t(cells.capacity);
+  // Each cell's bounding box, widened for rounding (the cells cover the domain up to it).
+  double const margin = 1e-9 * (grid.hx + grid.hy);
+  Kokkos::parallel_for(
+      "sdot::travel::envelope_cells", Policy(space, 0, count), KOKKOS_LAMBDA(int i) {
+        int const item = first + i, size = cells.counts(item);
+        if (size <= 0)
+          return;
+        std::size_t const begin = std::size_t(item) * capacity;
+        double xmin = inf, ymin = inf, xmax = -inf, ymax = -inf;
+        for (int k = 0; k < size; ++k) {
+          double const x = cells.vertices(begin + k, 0), y = cells.vertices(begin + k, 1);
+          xmin = sdot::compat::min(xmin, x);
+          xmax = sdot::compat::max(xmax, x);
+          ymin = sdot::compat::min(ymin, y);
+          ymax = sdot::compat::max(ymax, y);
+        }
+        // The first node at or after lo, the last at or before hi (clamped to the grid).
+        auto const first_node = [&](double lo, double origin, double h) {
+          double const t = (lo - origin) / h;
+          if (!(t > 0))
+            return 0;
+          if (!(t < grid.side))
+            return grid.side + 1;
+          int const a = static_cast<int>(t);
+          return a < t ? a + 1 : a;
+        };
+        auto const last_node = [&](double hi, double origin, double h) {
+          double const t = (hi - origin) / h;
+          if (!(t >= 0))
+            return -1;
+          return t < grid.side ? static_cast<int>(t) : grid.side;
+        };
+        int const a0 = first_node(xmin - margin, grid.x0, grid.hx);
+        int const a1 = last_node(xmax + margin, grid.x0, grid.hx);
+        int const b0 = first_node(ymin - margin, grid.y0, grid.hy);
+        int const b1 = last_node(ymax + margin, grid.y0, grid.hy);
+        Seed const s = seeds(i);
+        double const sx = s.x - grid.cx, sy = s.y - grid.cy;
+        double const base = s.w - (sx * sx + sy * sy);
+        for (int a = a0; a <= a1; ++a)
+          for (int b = b0; b <= b1; ++b) {
+            double const ux = grid.node_x(a) - grid.cx, uy = grid.node_y(b) - grid.cy;
+            sdot::compat::atomic_max(&values(a * stride + b), 2 * (ux * sx + uy * sy) + base);
+          }
+      });
+  // Nodes outside the domain, or that no cell reached: +∞.
+  int const domain_size = static_cast<int>(domain_vertices.extent(0));
+  Kokkos::parallel_for(
+      "sdot::travel::envelope_domain", Policy(space, 0, nodes), KOKKOS_LAMBDA(int p) {
+        double const x = grid.node_x(p / stride), y = grid.node_y(p % stride);
+        // Inside a convex polygon: on one side of every edge (either orientation).
+        bool left = true, right = true;
+        for (int k = 0; k < domain_size; ++k) {
+          int const next = k + 1 < domain_size ? k + 1 : 0;
+          double const ex = domain_vertices(next, 0) - domain_vertices(k, 0);
+          double const ey = domain_vertices(next, 1) - domain_vertices(k, 1);
+          double const side = ex * (y - domain_vertices(k, 1)) - ey * (x - domain_vertices(k, 0));
+          left = left && side >= 0;
+          right = right && side <= 0;
+        }
+        if (!(values(p) > -inf) || !(left || right))
+          values(p) = inf;
+      });
+  double scale = 0;
+  Kokkos::parallel_reduce(
+      "sdot::travel::envelope_scale", Policy(space, 0, nodes),
+      KOKKOS_LAMBDA(int p, double& m) {
+        if (values(p) < inf)
+          m = sdot::compat::max(m, sdot::compat::fabs(values(p)));
+      },
+      Kokkos::Max<double>(scale));
+  Kokkos::deep_copy(
+      space,
+      Kokkos::View<double*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(out.data(),
+                                                                                        nodes),
+      values);
+  space.fence();
+  out[nodes] = scale;
+  return out;
+}
+
+} // namespace sdot::detail
