@@ -6,7 +6,6 @@
 #include "test_setup.hpp"
 
 #include <sdot/jacobian.hpp>
-#include <sdot/optimal_transport.hpp>
 #include <sdot/sdot.hpp>
 
 #include <gtest/gtest.h>
@@ -940,13 +939,7 @@ TEST(Boxes, CellsFarFromTheirSeedsStayHomeOnceTheEnvelopesAreKnown) {
   // far from their seeds, which the boxes of the seeds bound poorly. With warm_start (each
   // box's first-round cells known before round 0, hence every rank's envelope), at 2 and 3
   // boxes, far fewer cells travel than without, and the measures are brute force's.
-  Cloud c = clustered_cloud(2000, 87);
-  {
-    Kokkos::View<double*> masses("masses", c.x.size());
-    Kokkos::deep_copy(masses, 1.0 / double(c.x.size()));
-    sdot::OptimalTransport<> ot(positions_view(c), masses, unit_square());
-    c.w = to_vector(ot.solve().weights);
-  }
+  Cloud const c = at_transport_weights(clustered_cloud(2000, 87));
   auto const ref = brute_force(c.x, c.w, unit_square());
   for (int k : {2, 3}) {
     SCOPED_TRACE(std::to_string(k) + " boxes");
