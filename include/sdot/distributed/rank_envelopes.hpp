@@ -17,7 +17,6 @@
 // triangles rule nothing out.
 
 #include <sdot/base/kokkos_compat.hpp>
-#include <sdot/base/views.hpp>
 #include <sdot/geometry/cell_kernel.hpp>
 #include <sdot/geometry/kept_polygons.hpp>
 #include <sdot/geometry/polygon.hpp>
@@ -26,7 +25,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <string>
 #include <vector>
 
 namespace sdot::detail {
