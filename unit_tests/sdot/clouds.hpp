@@ -2,7 +2,6 @@
 // Point clouds of the tests (host vectors), their conversion to Views, and their measures by
 // the library.
 
-#include <sdot/optimal_transport.hpp>
 #include <sdot/power_diagram.hpp>
 
 #include <Kokkos_Core.hpp>
@@ -192,16 +191,6 @@ inline std::vector<double> measures_at(Cloud const& c, std::vector<double> const
   d.w = w;
   sdot::PowerDiagram<> pd(positions_view(d), weights_view(d), hs, options);
   return to_vector(pd.measures());
-}
-
-/// `c` at the weights that solve its transport towards uniform masses on the unit square, by
-/// the library (on a clustered cloud, cells far from their seeds).
-inline Cloud at_transport_weights(Cloud c) {
-  Kokkos::View<double*> masses("test::masses", c.x.size());
-  Kokkos::deep_copy(masses, 1.0 / double(c.x.size()));
-  sdot::OptimalTransport<> ot(positions_view(c), masses, sdot::box_half_spaces({0, 0}, {1, 1}));
-  c.w = to_vector(ot.solve().weights);
-  return c;
 }
 
 } // namespace sdot_test

@@ -4,6 +4,7 @@
 #include "host_polygon.hpp"
 #include "reference_cases.hpp"
 #include "test_setup.hpp"
+#include "transport_weights.hpp"
 
 #include <sdot/jacobian.hpp>
 #include <sdot/sdot.hpp>

@@ -4,6 +4,7 @@
 #include "clouds.hpp"
 #include "reference_cases.hpp"
 #include "test_setup.hpp"
+#include "transport_weights.hpp"
 
 #include <loom/loom.hpp>
 #include <sdot/jacobian.hpp>

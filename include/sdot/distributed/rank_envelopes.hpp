@@ -43,7 +43,8 @@ struct EnvelopeGrid {
   KOKKOS_INLINE_FUNCTION double node_y(int b) const { return b == side ? y1 : y0 + b * hy; }
 };
 
-/// Nodes per rank at most, all ranks together (every process holds every rank's envelope).
+/// The grid nodes of all the ranks together, at most: every process holds every rank's
+/// envelope (1 MB).
 constexpr std::int64_t max_envelope_nodes = std::int64_t(1) << 17;
 
 /// The grid for `ranks` ranks and `seeds` seeds over a domain of bounding box [x0, x1] ×
