@@ -36,6 +36,7 @@ struct EnvelopeGrid {
   double cx = 0, cy = 0;                 ///< the centre c (of the bounding box)
   double x0 = 0, y0 = 0, x1 = 0, y1 = 0; ///< the bounding box
   double hx = 0, hy = 0;
+  double inv_hx = 0, inv_hy = 0;
   double radius2 = 0; ///< max |u|² over the box (rounding slack)
 
   KOKKOS_INLINE_FUNCTION int nodes() const { return (side + 1) * (side + 1); }
@@ -69,6 +70,8 @@ inline EnvelopeGrid envelope_grid_for(int ranks, std::int64_t seeds, double x0, 
   g.cy = (y0 + y1) / 2;
   g.hx = (x1 - x0) / side;
   g.hy = (y1 - y0) / side;
+  g.inv_hx = 1 / g.hx;
+  g.inv_hy = 1 / g.hy;
   double const rx = (x1 - x0) / 2, ry = (y1 - y0) / 2;
   g.radius2 = rx * rx + ry * ry;
   return g;
@@ -98,10 +101,9 @@ struct RankEnvelopes {
     double const own = sx * sx + sy * sy + seed.w;
     double const slack =
         1e-12 * (scale(q) + 4 * grid.radius2 + 4 * cell.max_radius2 + sdot::compat::fabs(own));
-    double const inv_hx = 1 / grid.hx, inv_hy = 1 / grid.hy;
     for (int k = 0; k < cell.size; ++k) {
       double const vx = cell.x(k), vy = cell.y(k);
-      double s = (seed.x + vx - grid.x0) * inv_hx, t = (seed.y + vy - grid.y0) * inv_hy;
+      double s = (seed.x + vx - grid.x0) * grid.inv_hx, t = (seed.y + vy - grid.y0) * grid.inv_hy;
       // A vertex on the domain lies in the box up to rounding; one clearly outside rules
       // nothing out.
       if (!(s > -1e-6 && s < side + 1e-6 && t > -1e-6 && t < side + 1e-6))

@@ -21,6 +21,7 @@
 #include <loom/row_blocks.hpp>
 
 #include <sdot/base/phase_clock.hpp>
+#include <sdot/base/point_bounds.hpp>
 #include <sdot/base/radix_sort.hpp>
 #include <sdot/base/scan.hpp>
 #include <sdot/base/views.hpp>
@@ -851,7 +852,7 @@ public:
         space_.fence();
         phases.end("box_cells");
       }
-      build_rank_envelopes(total);
+      build_rank_envelopes();
     }
     allocate_home_outputs(n);
     Rows results = travel();
@@ -923,6 +924,10 @@ public:
     int const local = ranks_.local_count();
     forest_.local_count = local;
     rank_top_levels_ = rank_top_levels_for(ranks_.size(), total);
+    PointBounds const domain =
+        point_bounds(space_, "sdot::travel::domain_bounds", domain_vertices_);
+    envelope_grid_ =
+        envelope_grid_for(ranks_.size(), total, domain.xmin, domain.ymin, domain.xmax, domain.ymax);
     boxes_.assign(local, BoxIndex{});
     box_rows_ = mine.offsets;
     for (int l = 0; l < local; ++l) {
@@ -1119,19 +1124,10 @@ public:
     rank_top_nodes_ = to_device("sdot::travel::rank_top_nodes", ranks_.allgather(top_local));
   }
 
-  /// Every rank's envelope (rank_envelopes.hpp) from the boxes' first-round cells, on every
-  /// process; none where no process has such cells (collective).
-  void build_rank_envelopes(std::int64_t total) {
-    envelopes_ = RankEnvelopes<memory_space>{};
-    auto const domain = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), domain_vertices_);
-    double x0 = sdot::compat::infinity<double>(), y0 = x0, x1 = -x0, y1 = -x0;
-    for (std::size_t k = 0; k < domain.extent(0); ++k) {
-      x0 = std::min(x0, domain(k, 0));
-      x1 = std::max(x1, domain(k, 0));
-      y0 = std::min(y0, domain(k, 1));
-      y1 = std::max(y1, domain(k, 1));
-    }
-    EnvelopeGrid const grid = envelope_grid_for(ranks_.size(), total, x0, y0, x1, y1);
+  /// Every rank's envelope (rank_envelopes.hpp) on envelope_grid_ from the boxes' first-round
+  /// cells, on every process; none where no process has such cells (collective).
+  void build_rank_envelopes() {
+    EnvelopeGrid const& grid = envelope_grid_;
     if (grid.side == 0 ||
         !ranks_.process_maxima(std::vector<std::int64_t>{box_cells_.capacity > 0})[0])
       return;
@@ -1914,6 +1910,8 @@ private:
   Kokkos::View<int*, memory_space> rank_leaves_;         ///< each rank's node in rank_tree_
   Kokkos::View<TreeNode*, memory_space> rank_top_nodes_; ///< see TravelStep::rank_top_nodes
   RankEnvelopes<memory_space> envelopes_;                ///< see TravelStep::envelopes
+  /// The envelopes' grid: it depends on the domain, the ranks and the number of seeds only.
+  EnvelopeGrid envelope_grid_;
   int rank_top_levels_ = 0;
   loom::RowBlocks seed_blocks_;
   long bytes_sent_seeds_ = 0;
