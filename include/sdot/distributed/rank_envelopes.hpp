@@ -38,6 +38,8 @@ struct EnvelopeGrid {
   double hx = 0, hy = 0;
   double inv_hx = 0, inv_hy = 0;
   double radius2 = 0; ///< max |u|² over the box (rounding slack)
+  /// The largest |x| and |y| of the box: the scale of the rounding of absolute coordinates.
+  double coordinates_x = 0, coordinates_y = 0;
 
   KOKKOS_INLINE_FUNCTION int nodes() const { return (side + 1) * (side + 1); }
   KOKKOS_INLINE_FUNCTION double node_x(int a) const { return a == side ? x1 : x0 + a * hx; }
@@ -74,6 +76,8 @@ inline EnvelopeGrid envelope_grid_for(int ranks, std::int64_t seeds, double x0, 
   g.inv_hy = 1 / g.hy;
   double const rx = (x1 - x0) / 2, ry = (y1 - y0) / 2;
   g.radius2 = rx * rx + ry * ry;
+  g.coordinates_x = std::max(std::fabs(x0), std::fabs(x1));
+  g.coordinates_y = std::max(std::fabs(y0), std::fabs(y1));
   return g;
 }
 
@@ -103,6 +107,13 @@ struct RankEnvelopes {
         1e-12 * (scale(q) + 4 * grid.radius2 + 4 * cell.max_radius2 + sdot::compat::fabs(own));
     for (int k = 0; k < cell.size; ++k) {
       double const vx = cell.x(k), vy = cell.y(k);
+      // The vertex's place in the grid is rounded to the precision of its absolute coordinates
+      // (so are the nodes' places): by up to `dx`, `dy`, which far from the origin (at 1e9
+      // times the domain's size) is no longer small against the grid step.
+      double const dx = 4 * sdot::compat::epsilon<double>() *
+                        (sdot::compat::fabs(seed.x) + sdot::compat::fabs(vx) + grid.coordinates_x);
+      double const dy = 4 * sdot::compat::epsilon<double>() *
+                        (sdot::compat::fabs(seed.y) + sdot::compat::fabs(vy) + grid.coordinates_y);
       double s = (seed.x + vx - grid.x0) * grid.inv_hx, t = (seed.y + vy - grid.y0) * grid.inv_hy;
       // A vertex on the domain lies in the box up to rounding; one clearly outside rules
       // nothing out.
@@ -118,8 +129,17 @@ struct RankEnvelopes {
       double const bound = fu + fv <= 1 ? n[0] + fu * (n[stride] - n[0]) + fv * (n[1] - n[0])
                                         : n[stride + 1] + (1 - fu) * (n[1] - n[stride + 1]) +
                                               (1 - fv) * (n[stride] - n[stride + 1]);
+      // What those displacements can change: the square's slopes and the seed's, times them.
+      double const slope_x = sdot::compat::max(sdot::compat::fabs(n[stride] - n[0]),
+                                               sdot::compat::fabs(n[stride + 1] - n[1])) *
+                             grid.inv_hx;
+      double const slope_y = sdot::compat::max(sdot::compat::fabs(n[1] - n[0]),
+                                               sdot::compat::fabs(n[stride + 1] - n[stride])) *
+                             grid.inv_hy;
+      double const moved =
+          (slope_x + 2 * sdot::compat::fabs(sx)) * dx + (slope_y + 2 * sdot::compat::fabs(sy)) * dy;
       // Not ruled out unless clearly below (a node at +∞ gives ∞ or NaN: not ruled out).
-      if (!(bound + slack < 2 * (vx * sx + vy * sy) + own))
+      if (!(bound + slack + moved < 2 * (vx * sx + vy * sy) + own))
         return true;
     }
     return false;
@@ -152,8 +172,11 @@ std::vector<double> rank_envelope(ExecutionSpace const& space, EnvelopeGrid cons
       Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::travel::envelope"), nodes);
   Kokkos::deep_copy(space, values, -inf);
   std::size_t const capacity = std::size_t(cells.capacity);
-  // Each cell's bounding box, widened for rounding (the cells cover the domain up to it).
-  double const margin = 1e-9 * (grid.hx + grid.hy);
+  // Each cell's bounding box, widened for rounding (the cells cover the domain up to it): the
+  // cells' vertices are rounded to the precision of their absolute coordinates, a part of the
+  // grid step that grows with the domain's distance from the origin.
+  double const margin = 1e-9 * (grid.hx + grid.hy) + 4 * sdot::compat::epsilon<double>() *
+                                                         (grid.coordinates_x + grid.coordinates_y);
   Kokkos::parallel_for(
       "sdot::travel::envelope_cells", Policy(space, 0, count), KOKKOS_LAMBDA(int i) {
         int const item = first + i, size = cells.counts(item);

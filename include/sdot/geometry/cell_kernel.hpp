@@ -86,7 +86,7 @@ KOKKOS_INLINE_FUNCTION bool box_may_cut_vertices(Polygon const& cell, CellSeed c
   // within `slack` it does not (rounding).
   double const cx = box.centre_x() - seed.x, cy = box.centre_y() - seed.y;
   double const ax = cx + box.gx, ay = cy + box.gy;
-  double const kx = box.kappa_x * box.half_width(), ky = box.kappa_y * box.half_height();
+  double const kx = box.kappa_x * box.reach_x(), ky = box.kappa_y * box.reach_y();
   double const inv_kappa_x = 1 / box.kappa_x, inv_kappa_y = 1 / box.kappa_y;
   double const size = sdot::compat::fabs(ax) + sdot::compat::fabs(ay) + sdot::compat::fabs(cx) +
                       sdot::compat::fabs(cy) + kx + ky;

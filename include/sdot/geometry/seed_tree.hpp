@@ -36,7 +36,8 @@ struct Seed {
 /// node is, axis by axis (a = x, y),
 ///   |p − x_j|² − w_j = Σ_a [κ_a (e_ja − (u_a − g_a)/κ_a)² + u_a² − (u_a − g_a)²/κ_a] + s_j
 ///                    ≥ Σ_a [κ_a dist²((u_a − g_a)/κ_a, [−h_a, h_a]) + u_a² − (u_a − g_a)²/κ_a]
-///                      + smin.
+///                      + smin,
+/// h_a the largest |e_ja| (reach_x(), reach_y()).
 /// With g = 0, κ = 1 and smin = −wmax this is the box bound dist²(p, box) − wmax; where the
 /// weights trend (optimal transport: cells far from their seeds, bunched seeds whose cells
 /// spread) it is much tighter near c + g, where the node's cells lie. smin = −∞: no such bound.
@@ -63,6 +64,19 @@ struct TreeNode {
   KOKKOS_INLINE_FUNCTION double centre_y() const { return (ymin + ymax) / 2; }
   KOKKOS_INLINE_FUNCTION double half_width() const { return (xmax - xmin) / 2; }
   KOKKOS_INLINE_FUNCTION double half_height() const { return (ymax - ymin) / 2; }
+  /// The half-sizes h_x, h_y of the bound: the largest |e_j| along each axis about the centre
+  /// as computed (centre_x(), centre_y()). They exceed half_width() and half_height() where the
+  /// centre is rounded: a box far from the origin for its size (at 1e9 of its size, a box of a
+  /// few units in the last place of its coordinates) would otherwise leave its edge seeds
+  /// outside [−h, h], and the bound would rule out seeds that cut.
+  KOKKOS_INLINE_FUNCTION double reach_x() const {
+    double const c = centre_x();
+    return sdot::compat::max(xmax - c, c - xmin);
+  }
+  KOKKOS_INLINE_FUNCTION double reach_y() const {
+    double const c = centre_y();
+    return sdot::compat::max(ymax - c, c - ymin);
+  }
 };
 
 /// A curvature κ = 1 + μ of the trend bound, clamped to [1/16, 10⁴].
@@ -95,15 +109,13 @@ KOKKOS_INLINE_FUNCTION double smin_from_part(TreeNode const& parent, TreeNode co
   double const mu = parent.kappa_x - 1;
   double const alpha_x = child.kappa_x - parent.kappa_x, alpha_y = child.kappa_y - parent.kappa_x;
   double const kx = child.gx - parent.gx - mu * dx, ky = child.gy - parent.gy - mu * dy;
-  double const spread = least_of_quadratic(alpha_x, kx, child.half_width()) +
-                        least_of_quadratic(alpha_y, ky, child.half_height());
+  double const hx = child.reach_x(), hy = child.reach_y();
+  double const spread = least_of_quadratic(alpha_x, kx, hx) + least_of_quadratic(alpha_y, ky, hy);
   double const shift = 2 * (parent.gx * dx + parent.gy * dy) + mu * (dx * dx + dy * dy);
-  double const h2 =
-      child.half_width() * child.half_width() + child.half_height() * child.half_height();
-  double const scale = sdot::compat::fabs(child.smin) + sdot::compat::fabs(shift) +
-                       (sdot::compat::fabs(alpha_x) + sdot::compat::fabs(alpha_y)) * h2 +
-                       2 * (sdot::compat::fabs(kx) * child.half_width() +
-                            sdot::compat::fabs(ky) * child.half_height());
+  double const scale =
+      sdot::compat::fabs(child.smin) + sdot::compat::fabs(shift) +
+      (sdot::compat::fabs(alpha_x) + sdot::compat::fabs(alpha_y)) * (hx * hx + hy * hy) +
+      2 * (sdot::compat::fabs(kx) * hx + sdot::compat::fabs(ky) * hy);
   return child.smin + spread - shift - 8 * sdot::compat::epsilon<double>() * scale;
 }
 
