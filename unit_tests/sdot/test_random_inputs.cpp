@@ -1,13 +1,17 @@
 // Randomized adversarial inputs (a seeded fuzzer, the same cases on every run): each case
 // draws a domain, a cloud and weights from generators of the hard cases, computes the diagram
-// at 1, 2, 3, 8 and 64 boxes, and at 1 and 3 boxes from coarser diagrams (coarse_to_fine),
-// and checks it against the brute force (long double), and every measure and centroid for
-// being finite. Built and run under ASan/UBSan by the sanitize preset. A failing case prints its
-// number: SDOT_RANDOM_CASE=k runs that one alone (with SDOT_RANDOM_DUMP=1, printing it);
-// SDOT_RANDOM_CASES=n runs the first n (default 400; 80 000 pass).
+// at 1, 2, 3, 8 and 64 boxes, and at 1 and 3 boxes from coarser diagrams (coarse_to_fine);
+// recomputes it with warm_start after its weights move; and, spread over the MPI processes
+// (1 to 4, run under mpiexec; without MPI one process), computes it with 1 and 2 boxes per
+// process; each against the brute force (long double), every measure and centroid finite.
+// Built and run under ASan/UBSan by the sanitize preset. A failing case prints its number:
+// SDOT_RANDOM_CASE=k runs that one alone (with SDOT_RANDOM_DUMP=1, printing it);
+// SDOT_RANDOM_CASES=n runs the first n (default 400, 200 recomputed, 100 spread; 80 000 pass
+// the first two).
 #include "brute_force.hpp"
 #include "clouds.hpp"
 
+#include <loom/loom.hpp>
 #include <sdot/sdot.hpp>
 
 #include <gtest/gtest.h>
@@ -144,15 +148,16 @@ std::vector<double> moved_weights(Case const& c, unsigned number) {
   return w;
 }
 
-/// Case `number` against the brute force: its diagram at 1, 2, 3, 8 and 64 boxes, and at 1 and
-/// 3 boxes from coarser diagrams; with `recompute`, the diagram of moved weights
-/// (moved_weights()) recomputed with `warm_start` from the case's at 1, 3 and 8 boxes.
-void check_case(unsigned number, bool recompute = false) {
-  Case const c = random_case(number);
-  SCOPED_TRACE("case " + std::to_string(number) + ": " + c.description);
-  double const area = sdot::domain_polygon(c.domain).area;
+/// The brute force's measures of case `c` with `weights`, and the tolerance of a comparison.
+struct CaseReference {
+  std::vector<double> measures;
+  double area, tolerance;
+};
+
+CaseReference case_reference(Case const& c, std::vector<double> const& weights) {
   std::size_t const n = c.cloud.x.size();
-  std::vector<double> const weights = recompute ? moved_weights(c, number) : c.cloud.w;
+  CaseReference out;
+  out.area = sdot::domain_polygon(c.domain).area;
   // The brute force works in absolute coordinates, with a frame of fixed size around the
   // domain: it is given the case moved to the origin and scaled to about unit size (the cells
   // move and scale with the seeds and the domain, the weights scale as squared lengths), and its
@@ -168,8 +173,8 @@ void check_case(unsigned number, bool recompute = false) {
   auto domain = c.domain;
   for (auto& h : domain)
     h.offset = (h.offset - (h.normal[0] + h.normal[1]) * c.lo) / unit;
-  auto reference = brute_force(moved.x, moved.w, domain);
-  for (auto& m : reference.measures)
+  out.measures = brute_force(moved.x, moved.w, domain).measures;
+  for (auto& m : out.measures)
     m *= unit * unit;
   if (std::getenv("SDOT_RANDOM_DUMP")) {
     std::printf("domain:\n");
@@ -177,12 +182,38 @@ void check_case(unsigned number, bool recompute = false) {
       std::printf("  %.17g %.17g %.17g\n", h.normal[0], h.normal[1], h.offset);
     for (std::size_t i = 0; i < n; ++i)
       std::printf("seed %zu: %.17g %.17g w %.17g ref %.17g\n", i, c.cloud.x[i][0], c.cloud.x[i][1],
-                  weights[i], double(reference.measures[i]));
+                  weights[i], out.measures[i]);
   }
   // Far from the origin the half-spaces' offsets carry the domain's edges only to round-off of
   // the offset (lo/size × 1e-16 of the domain's size): the inputs themselves are that uncertain.
-  double const tolerance =
-      area * (1e-9 + 16 * std::numeric_limits<double>::epsilon() * c.lo / c.size);
+  out.tolerance = out.area * (1e-9 + 16 * std::numeric_limits<double>::epsilon() * c.lo / c.size);
+  return out;
+}
+
+/// Every measure finite, non-negative and within the tolerance of the reference, and their sum
+/// the domain's area.
+void expect_measures(std::vector<double> const& measures, CaseReference const& reference) {
+  ASSERT_EQ(measures.size(), reference.measures.size());
+  double sum = 0;
+  for (std::size_t i = 0; i < measures.size(); ++i) {
+    ASSERT_TRUE(std::isfinite(measures[i])) << "seed " << i;
+    ASSERT_GE(measures[i], 0) << "seed " << i;
+    ASSERT_NEAR(measures[i], reference.measures[i], reference.tolerance) << "seed " << i;
+    sum += measures[i];
+  }
+  if (!measures.empty())
+    ASSERT_NEAR(sum, reference.area, reference.tolerance);
+}
+
+/// Case `number` against the brute force: its diagram at 1, 2, 3, 8 and 64 boxes, and at 1 and
+/// 3 boxes from coarser diagrams; with `recompute`, the diagram of moved weights
+/// (moved_weights()) recomputed with `warm_start` from the case's at 1, 3 and 8 boxes.
+void check_case(unsigned number, bool recompute = false) {
+  Case const c = random_case(number);
+  SCOPED_TRACE("case " + std::to_string(number) + ": " + c.description);
+  std::size_t const n = c.cloud.x.size();
+  std::vector<double> const weights = recompute ? moved_weights(c, number) : c.cloud.w;
+  CaseReference const reference = case_reference(c, weights);
   // nb_boxes, then 1 and 3 boxes whose first cells come from coarser diagrams of 8 seeds and
   // more (coarse_to_fine; with several boxes, every rank's envelope then judges which ranks
   // may cut a cell).
@@ -219,53 +250,97 @@ void check_case(unsigned number, bool recompute = false) {
       FAIL() << e.what();
     }
     auto const centroids = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), pd.centroids());
-    ASSERT_EQ(measures.size(), n);
-    double sum = 0;
-    for (std::size_t i = 0; i < n; ++i) {
-      ASSERT_TRUE(std::isfinite(measures[i]) && std::isfinite(centroids(i, 0)) &&
-                  std::isfinite(centroids(i, 1)))
-          << "seed " << i;
-      ASSERT_GE(measures[i], 0) << "seed " << i;
-      ASSERT_NEAR(measures[i], reference.measures[i], tolerance) << "seed " << i;
-      sum += measures[i];
-    }
-    if (n > 0)
-      ASSERT_NEAR(sum, area, tolerance);
+    for (std::size_t i = 0; i < n; ++i)
+      ASSERT_TRUE(std::isfinite(centroids(i, 0)) && std::isfinite(centroids(i, 1))) << "seed " << i;
+    expect_measures(measures, reference);
   }
 }
 
-/// The number of cases: SDOT_RANDOM_CASES, else `usual`.
-unsigned case_count(unsigned usual) {
-  char const* count = std::getenv("SDOT_RANDOM_CASES"); // a longer run by hand
-  return count ? static_cast<unsigned>(std::atoi(count)) : usual;
+/// Case `number` spread over the MPI processes (without MPI: one process), each holding a block
+/// of its seeds (process p a share proportional to p + `shift`, so that with shift 0 the first
+/// holds none), with 1 and 2 boxes per process, and 2 boxes per process from coarser diagrams,
+/// against the brute force. Every process checks the gathered measures: they fail alike.
+void check_case_spread(unsigned number) {
+  Case const c = random_case(number);
+  SCOPED_TRACE("case " + std::to_string(number) + ": " + c.description);
+  CaseReference const reference = case_reference(c, c.cloud.w);
+  std::size_t const n = c.cloud.x.size();
+  struct Run {
+    int boxes_per_process;
+    bool coarse;
+    int shift;
+  };
+  for (Run const run : {Run{1, false, 0}, Run{2, false, 1}, Run{2, true, 1}}) {
+    auto const ranks = loom::WorldRanks(run.boxes_per_process);
+    int const rank = ranks.process_rank(), size = ranks.process_count();
+    SCOPED_TRACE(std::to_string(size) + " processes × " + std::to_string(run.boxes_per_process) +
+                 " boxes" + (run.coarse ? ", coarse to fine" : ""));
+    // The end of process p's block: the shares of processes 0 to p, (p + 1)(p + 2 shift) / 2.
+    std::size_t const shares = std::size_t(size) * std::size_t(size - 1 + 2 * run.shift) / 2;
+    auto const end_of = [&](int p) {
+      return p + 1 == size ? n
+                           : n * (std::size_t(p + 1) * std::size_t(p + 2 * run.shift) / 2) / shares;
+    };
+    std::size_t const first = rank > 0 ? end_of(rank - 1) : 0, count = end_of(rank) - first;
+    Cloud mine;
+    mine.x.assign(c.cloud.x.begin() + first, c.cloud.x.begin() + first + count);
+    mine.w.assign(c.cloud.w.begin() + first, c.cloud.w.begin() + first + count);
+    sdot::PowerDiagramOptions options;
+    if (run.coarse) {
+      options.coarse_to_fine = sdot::CoarseToFine::always;
+      options.coarsest_level_seeds = 8;
+    }
+    sdot::PowerDiagram pd(loom::spread(positions_view(mine), ranks),
+                          loom::spread(weights_view(mine), ranks), c.domain, options);
+    std::vector<double> measures;
+    try {
+      auto const whole = loom::gather_to_host(pd.measures());
+      measures.assign(whole.data(), whole.data() + whole.extent(0));
+    } catch (std::exception const& e) {
+      FAIL() << e.what();
+    }
+    expect_measures(measures, reference);
+  }
+}
+
+/// Whether the test runs on several MPI processes (the spread test alone does then).
+bool several_processes() {
+  return loom::WorldRanks().process_count() > 1;
+}
+
+/// check(k) for the case SDOT_RANDOM_CASE alone when it is set, else for the first
+/// SDOT_RANDOM_CASES (a longer run by hand), or `usual`, cases, until one fails.
+template <class Check>
+void for_each_case(unsigned usual, Check const& check) {
+  if (char const* one = std::getenv("SDOT_RANDOM_CASE")) {
+    check(static_cast<unsigned>(std::atoi(one)));
+    return;
+  }
+  char const* count = std::getenv("SDOT_RANDOM_CASES");
+  unsigned const cases = count ? static_cast<unsigned>(std::atoi(count)) : usual;
+  for (unsigned number = 0; number < cases && !::testing::Test::HasFatalFailure(); ++number)
+    check(number);
 }
 
 } // namespace
 
 TEST(RandomInputs, AgreeWithTheBruteForce) {
-  if (char const* one = std::getenv("SDOT_RANDOM_CASE")) {
-    check_case(static_cast<unsigned>(std::atoi(one)));
-    return;
-  }
-  for (unsigned number = 0; number < case_count(400); ++number) {
-    check_case(number);
-    if (HasFatalFailure())
-      return;
-  }
+  if (several_processes())
+    GTEST_SKIP() << "boxes in one process: run without mpiexec or with one process";
+  for_each_case(400, [](unsigned number) { check_case(number); });
+}
+
+// The same cases spread over the MPI processes (1 to 4, and without MPI).
+TEST(RandomInputs, SpreadOverProcessesAgreeWithTheBruteForce) {
+  for_each_case(100, [](unsigned number) { check_case_spread(number); });
 }
 
 // The same cases' diagrams recomputed from earlier neighbours (warm_start) after their weights
 // moved.
 TEST(RandomInputs, RecomputationsAgreeWithTheBruteForce) {
-  if (char const* one = std::getenv("SDOT_RANDOM_CASE")) {
-    check_case(static_cast<unsigned>(std::atoi(one)), true);
-    return;
-  }
-  for (unsigned number = 0; number < case_count(200); ++number) {
-    check_case(number, true);
-    if (HasFatalFailure())
-      return;
-  }
+  if (several_processes())
+    GTEST_SKIP() << "boxes in one process: run without mpiexec or with one process";
+  for_each_case(200, [](unsigned number) { check_case(number, true); });
 }
 
 // Seeds a few units in the last place of their coordinates apart, at 1e9 times the domain's size
@@ -273,6 +348,8 @@ TEST(RandomInputs, RecomputationsAgreeWithTheBruteForce) {
 // 3-box tree ruled out a seed on its edge), and the envelopes' grid places, rounded as the
 // absolute coordinates are (case 8570: 3 boxes from coarser diagrams), each missed a cut.
 TEST(RandomInputs, SeedsAtTheResolutionOfDoubleFarFromTheOrigin) {
+  if (several_processes())
+    GTEST_SKIP() << "boxes in one process: run without mpiexec or with one process";
   for (unsigned const number : {6257u, 8570u})
     check_case(number);
 }
