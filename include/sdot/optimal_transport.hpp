@@ -339,9 +339,12 @@ void validate_target_masses(ExecutionSpace const& space, loom::Ranks const& rank
   }
 }
 
-/// Local partials of max_i |m_i − t_i| and Σ (m_i − t_i)².
+/// Local partials of max_i |m_i − t_i| and Σ ((m_i − t_i) / unit)² (`unit` a power of two near
+/// the domain's area: the squares of masses leave double's range for domains below 1e-154 or
+/// above 1e154 in area).
 template <class ExecutionSpace, class Masses, class Targets>
-std::array<double, 2> mass_errors(ExecutionSpace const& space, Masses const& m, Targets const& t) {
+std::array<double, 2> mass_errors(ExecutionSpace const& space, Masses const& m, Targets const& t,
+                                  double unit) {
   int const n = static_cast<int>(m.extent(0));
   double max_error = 0;
   Kokkos::parallel_reduce(
@@ -351,8 +354,10 @@ std::array<double, 2> mass_errors(ExecutionSpace const& space, Masses const& m, 
       },
       Kokkos::Max<double>(max_error));
   double const squares = sum(
-      space, "sdot::ot::squared_error", n,
-      KOKKOS_LAMBDA(int i) { return (m(i) - t(i)) * (m(i) - t(i)); });
+      space, "sdot::ot::squared_error", n, KOKKOS_LAMBDA(int i) {
+        double const e = (m(i) - t(i)) / unit;
+        return e * e;
+      });
   return {n > 0 ? max_error : 0.0, squares};
 }
 
@@ -404,13 +409,13 @@ double local_sum(ExecutionSpace const& space, View const& v) {
       space, "sdot::ot::sum", static_cast<int>(v.extent(0)), KOKKOS_LAMBDA(int i) { return v(i); });
 }
 
-/// out(i) = a(i) + s * b(i) + c
+/// out(i) = (a(i) + s * b(i) + c) * scale
 template <class ExecutionSpace, class Out, class A, class B>
 void linear_combination(ExecutionSpace const& space, Out const& out, A const& a, double s,
-                        B const& b, double c) {
+                        B const& b, double c, double scale = 1) {
   Kokkos::parallel_for(
       "sdot::ot::linear_combination", Kokkos::RangePolicy<ExecutionSpace>(space, 0, out.extent(0)),
-      KOKKOS_LAMBDA(int i) { out(i) = a(i) + s * b(i) + c; });
+      KOKKOS_LAMBDA(int i) { out(i) = (a(i) + s * b(i) + c) * scale; });
 }
 
 } // namespace detail
@@ -540,8 +545,8 @@ private:
 
   /// max |m_i − target_i| and |m − target|₂ over all processes.
   std::array<double, 2> errors(Scalars m) const {
-    auto local = mass_errors(space_, m, targets_);
-    return {ranks_.process_max(local[0]), std::sqrt(ranks_.process_sum(local[1]))};
+    auto local = mass_errors(space_, m, targets_, unit_);
+    return {ranks_.process_max(local[0]), std::sqrt(ranks_.process_sum(local[1])) * unit_};
   }
 
   void report(NewtonProgress p) {
@@ -572,6 +577,7 @@ private:
       Kokkos::deep_copy(space_, weights_, initial_weights);
     else
       Kokkos::deep_copy(space_, weights_, 0.0);
+    unit_ = std::ldexp(1.0, std::ilogb(area_));
     rhs_ = alloc("sdot::ot::rhs");
     delta_ = alloc("sdot::ot::delta");
     trial_ = alloc("sdot::ot::trial");
@@ -595,8 +601,9 @@ private:
     report(NewtonProgress{});
   }
 
-  /// The Newton direction delta_: J δ = (target − m) on the zero-mean subspace, solved to
-  /// relative residual `eta`; delta_mean_ its mean. Counted in linear_seconds.
+  /// The Newton direction delta_ (in units of unit_): J δ = (target − m) on the zero-mean
+  /// subspace, solved to relative residual `eta`; delta_mean_ its mean. Counted in
+  /// linear_seconds.
   ConjugateGradientResult direction(double eta) {
     Kokkos::Timer linear_timer;
     auto const jacobian = measure_jacobian(space_, ranks_, ConstPoints<memory_space>(positions_),
@@ -604,7 +611,7 @@ private:
     double const mean =
         ranks_.process_sum(local_sum(space_, targets_) - local_sum(space_, measures_)) /
         double(blocks_.global_size());
-    linear_combination(space_, rhs_, targets_, -1.0, measures_, -mean);
+    linear_combination(space_, rhs_, targets_, -1.0, measures_, -mean, 1 / unit_);
     // From the second step on, CG starts from the multiple of the last direction nearest the
     // new one: damped steps change the weights, hence J and the right-hand side, little.
     bool const from_last = stats().newton_iterations > 1;
@@ -615,7 +622,7 @@ private:
     if (options_.linear_model_keeps_cells) {
       double const a_max = first_trial_step();
       linear_combination(space_, residual_bounds_, targets_, 1 / a_max - 1, measures_,
-                         -threshold_ / a_max);
+                         -threshold_ / a_max, 1 / unit_);
     }
     Kokkos::View<double const*, memory_space> const bounds = residual_bounds_;
     auto const* const residual_bounds = options_.linear_model_keeps_cells ? &bounds : nullptr;
@@ -654,7 +661,9 @@ private:
     double step = first_trial_step();
     halvings = 0;
     for (;;) {
-      linear_combination(space_, trial_, weights_, step, delta_, -step * delta_mean_);
+      // delta_ in units of unit_: step × unit_ is exact, so is the product's rounding.
+      linear_combination(space_, trial_, weights_, step * unit_, delta_,
+                         -step * unit_ * delta_mean_);
       // A cell below the threshold rejects the step: the diagram may give up at the first.
       Scalars trial_measures = evaluate(trial_, threshold_);
       int const below = cells_.abandoned() ? 0 : first_below(space_, trial_measures, threshold_);
@@ -699,6 +708,10 @@ private:
   /// The multilevel preconditioner's aggregates, from the first Newton step's Jacobian.
   MultigridAggregates<memory_space> aggregates_;
   double threshold_ = 0, delta_mean_ = 0, last_step_ = 1;
+  /// The power of two nearest below the domain's area: the linear solves work on masses (and
+  /// give directions) in this unit, so that their sums of squares stay within double's range
+  /// whatever the domain's size (at areas of order one, 1: the same bits).
+  double unit_ = 1;
   std::array<double, 2> error_{0, 0};
 };
 

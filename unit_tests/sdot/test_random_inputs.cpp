@@ -10,6 +10,7 @@
 // the first two).
 #include "brute_force.hpp"
 #include "clouds.hpp"
+#include "random_cases.hpp"
 
 #include <loom/loom.hpp>
 #include <sdot/sdot.hpp>
@@ -28,113 +29,6 @@
 using namespace sdot_test;
 
 namespace {
-
-struct Case {
-  Cloud cloud;
-  std::vector<sdot::HalfSpace> domain;
-  double lo = 0, size = 1; ///< the domain's offset from the origin (both coordinates), size
-  std::string description;
-};
-
-/// A convex domain: a box of random size and offset, a triangle, or a random polygon (half-
-/// planes tangent to a circle).
-std::vector<sdot::HalfSpace> random_domain(std::mt19937_64& rng, double& lo, double& size,
-                                           std::ostringstream& what) {
-  std::uniform_real_distribution<double> u(0, 1);
-  int const kind = static_cast<int>(u(rng) * 4);
-  // Down to tiny and up to huge domains (within sdot::smallest_domain_width and
-  // sdot::coordinate_limit): the kernel's tests must not form powers of lengths that leave
-  // double's range.
-  double const scales[] = {1, 1e-4, 1e3, 1e-100, 1e80};
-  size = scales[static_cast<int>(u(rng) * 5)];
-  double const offsets[] = {0, 0, 1e5, 1e9};
-  lo = offsets[static_cast<int>(u(rng) * 4)] * size;
-  what << "domain " << kind << " size " << size << " at " << lo;
-  if (kind <= 1)
-    return sdot::box_half_spaces({lo, lo}, {lo + size, lo + size * (kind == 0 ? 1 : 0.01)});
-  if (kind == 2) // x ≥ lo, y ≥ lo, x + y ≤ 2 lo + size
-    return {{{-1, 0}, -lo}, {{0, -1}, -lo}, {{1, 1}, 2 * lo + size}};
-  // Tangents to the circle of radius size/2 around the square's centre.
-  std::vector<sdot::HalfSpace> hs;
-  int const sides = 3 + static_cast<int>(u(rng) * 8);
-  double const cx = lo + size / 2, cy = lo + size / 2, r = size / 2;
-  for (int k = 0; k < sides; ++k) {
-    double const a = 2 * M_PI * (k + 0.3 * u(rng)) / sides;
-    double const nx = std::cos(a), ny = std::sin(a);
-    hs.push_back({{nx, ny}, nx * cx + ny * cy + r});
-  }
-  return hs;
-}
-
-Case random_case(unsigned number) {
-  std::mt19937_64 rng(1000003u * number + 17);
-  std::uniform_real_distribution<double> u(0, 1);
-  std::ostringstream what;
-  Case c;
-  double lo = 0, size = 1;
-  c.domain = random_domain(rng, lo, size, what);
-  c.lo = lo;
-  c.size = size;
-  int const n = static_cast<int>(std::pow(u(rng), 2) * 60);
-  int const positions = static_cast<int>(u(rng) * 6);
-  int const weights = static_cast<int>(u(rng) * 6);
-  what << ", " << n << " seeds, positions " << positions << ", weights " << weights;
-  c.description = what.str();
-  auto point = [&](double x, double y) {
-    return std::array<double, 2>{lo + x * size, lo + y * size};
-  };
-  double const centre_x = u(rng), centre_y = u(rng), radius = std::pow(10, -1 - 5 * u(rng));
-  int const side = std::max(1, static_cast<int>(std::sqrt(double(n))));
-  for (int i = 0; i < n; ++i) {
-    switch (positions) {
-    case 0: // uniform
-      c.cloud.x.push_back(point(u(rng), u(rng)));
-      break;
-    case 1: // one tight cluster
-      c.cloud.x.push_back(
-          point(centre_x + radius * (u(rng) - 0.5), centre_y + radius * (u(rng) - 0.5)));
-      break;
-    case 2: // a lattice: many equal distances, collinear rows
-      c.cloud.x.push_back(point((i % side + 0.5) / side, (i / side + 0.5) / side));
-      break;
-    case 3: // duplicates of earlier seeds
-      c.cloud.x.push_back(i > 0 && u(rng) < 0.5 ? c.cloud.x[static_cast<std::size_t>(u(rng) * i)]
-                                                : point(u(rng), u(rng)));
-      break;
-    case 4: // nearly collinear
-      c.cloud.x.push_back(point(u(rng), 0.5 + 1e-10 * (u(rng) - 0.5)));
-      break;
-    default: // outside the domain too
-      c.cloud.x.push_back(point(3 * u(rng) - 1, 3 * u(rng) - 1));
-      break;
-    }
-  }
-  double const spacing2 = size * size / std::max(n, 1);
-  for (int i = 0; i < n; ++i) {
-    double w = 0;
-    switch (weights) {
-    case 0:
-      break;
-    case 1: // small
-      w = spacing2 * u(rng);
-      break;
-    case 2: // spanning 1e3 × the squared spacing
-      w = 1e3 * spacing2 * u(rng);
-      break;
-    case 3: // negative
-      w = -spacing2 * 10 * u(rng);
-      break;
-    case 4: // a trend: cells far from their seeds, some empty
-      w = 0.5 * size * (c.cloud.x[i][0] - lo);
-      break;
-    default: // one seed holding most of the domain
-      w = i == 0 ? size * size : 0;
-      break;
-    }
-    c.cloud.w.push_back(w);
-  }
-  return c;
-}
 
 /// The case's weights moved by up to half its squared spacing (a recomputation's new weights).
 std::vector<double> moved_weights(Case const& c, unsigned number) {
