@@ -5,11 +5,15 @@
 
 #include "clouds.hpp"
 
+#include <loom/loom.hpp>
 #include <sdot/half_spaces.hpp>
+
+#include <gtest/gtest.h>
 
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstdlib>
 #include <random>
 #include <sstream>
 #include <string>
@@ -122,6 +126,41 @@ inline Case random_case(unsigned number) {
     c.cloud.w.push_back(w);
   }
   return c;
+}
+
+/// Process `rank`'s block of the seeds of `cloud` over `size` processes: process p holds a
+/// share proportional to p + `shift` (with shift 0 the first holds none), in order.
+inline Cloud process_block(Cloud const& cloud, int rank, int size, int shift) {
+  std::size_t const n = cloud.x.size();
+  // The end of process p's block: the shares of processes 0 to p, (p + 1)(p + 2 shift) / 2.
+  std::size_t const shares = std::size_t(size) * std::size_t(size - 1 + 2 * shift) / 2;
+  auto const end_of = [&](int p) {
+    return p + 1 == size ? n : n * (std::size_t(p + 1) * std::size_t(p + 2 * shift) / 2) / shares;
+  };
+  std::size_t const first = rank > 0 ? end_of(rank - 1) : 0, count = end_of(rank) - first;
+  Cloud mine;
+  mine.x.assign(cloud.x.begin() + first, cloud.x.begin() + first + count);
+  mine.w.assign(cloud.w.begin() + first, cloud.w.begin() + first + count);
+  return mine;
+}
+
+/// Whether the test runs on several MPI processes (its tests of spread input alone do then).
+inline bool several_processes() {
+  return loom::WorldRanks().process_count() > 1;
+}
+
+/// check(k) for the case SDOT_RANDOM_CASE alone when it is set, else for the first
+/// SDOT_RANDOM_CASES (a longer run by hand), or `usual`, cases, until one fails.
+template <class Check>
+void for_each_case(unsigned usual, Check const& check) {
+  if (char const* one = std::getenv("SDOT_RANDOM_CASE")) {
+    check(static_cast<unsigned>(std::atoi(one)));
+    return;
+  }
+  char const* count = std::getenv("SDOT_RANDOM_CASES");
+  unsigned const cases = count ? static_cast<unsigned>(std::atoi(count)) : usual;
+  for (unsigned number = 0; number < cases && !::testing::Test::HasFatalFailure(); ++number)
+    check(number);
 }
 
 } // namespace sdot_test

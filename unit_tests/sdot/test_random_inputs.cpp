@@ -158,7 +158,6 @@ void check_case_spread(unsigned number) {
   Case const c = random_case(number);
   SCOPED_TRACE("case " + std::to_string(number) + ": " + c.description);
   CaseReference const reference = case_reference(c, c.cloud.w);
-  std::size_t const n = c.cloud.x.size();
   struct Run {
     int boxes_per_process;
     bool coarse;
@@ -169,16 +168,7 @@ void check_case_spread(unsigned number) {
     int const rank = ranks.process_rank(), size = ranks.process_count();
     SCOPED_TRACE(std::to_string(size) + " processes × " + std::to_string(run.boxes_per_process) +
                  " boxes" + (run.coarse ? ", coarse to fine" : ""));
-    // The end of process p's block: the shares of processes 0 to p, (p + 1)(p + 2 shift) / 2.
-    std::size_t const shares = std::size_t(size) * std::size_t(size - 1 + 2 * run.shift) / 2;
-    auto const end_of = [&](int p) {
-      return p + 1 == size ? n
-                           : n * (std::size_t(p + 1) * std::size_t(p + 2 * run.shift) / 2) / shares;
-    };
-    std::size_t const first = rank > 0 ? end_of(rank - 1) : 0, count = end_of(rank) - first;
-    Cloud mine;
-    mine.x.assign(c.cloud.x.begin() + first, c.cloud.x.begin() + first + count);
-    mine.w.assign(c.cloud.w.begin() + first, c.cloud.w.begin() + first + count);
+    Cloud const mine = process_block(c.cloud, rank, size, run.shift);
     sdot::PowerDiagramOptions options;
     if (run.coarse) {
       options.coarse_to_fine = sdot::CoarseToFine::always;
@@ -195,25 +185,6 @@ void check_case_spread(unsigned number) {
     }
     expect_measures(measures, reference);
   }
-}
-
-/// Whether the test runs on several MPI processes (the spread test alone does then).
-bool several_processes() {
-  return loom::WorldRanks().process_count() > 1;
-}
-
-/// check(k) for the case SDOT_RANDOM_CASE alone when it is set, else for the first
-/// SDOT_RANDOM_CASES (a longer run by hand), or `usual`, cases, until one fails.
-template <class Check>
-void for_each_case(unsigned usual, Check const& check) {
-  if (char const* one = std::getenv("SDOT_RANDOM_CASE")) {
-    check(static_cast<unsigned>(std::atoi(one)));
-    return;
-  }
-  char const* count = std::getenv("SDOT_RANDOM_CASES");
-  unsigned const cases = count ? static_cast<unsigned>(std::atoi(count)) : usual;
-  for (unsigned number = 0; number < cases && !::testing::Test::HasFatalFailure(); ++number)
-    check(number);
 }
 
 } // namespace
