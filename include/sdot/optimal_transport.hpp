@@ -479,7 +479,7 @@ public:
       : cells_(cells), targets_(targets), options_(options),
         space_(cells.execution_space_instance()), ranks_(cells.ranks()),
         positions_(cells.positions()), n_(static_cast<int>(positions_.extent(0))),
-        area_(cells.domain_area()) {
+        area_(cells.domain_area()), unit_(std::ldexp(1.0, std::ilogb(area_))) {
     check_transport_options(options);
     validate_target_masses(space_, ranks_, n_, targets, area_);
   }
@@ -577,7 +577,6 @@ private:
       Kokkos::deep_copy(space_, weights_, initial_weights);
     else
       Kokkos::deep_copy(space_, weights_, 0.0);
-    unit_ = std::ldexp(1.0, std::ilogb(area_));
     rhs_ = alloc("sdot::ot::rhs");
     delta_ = alloc("sdot::ot::delta");
     trial_ = alloc("sdot::ot::trial");
@@ -708,9 +707,9 @@ private:
   /// The multilevel preconditioner's aggregates, from the first Newton step's Jacobian.
   MultigridAggregates<memory_space> aggregates_;
   double threshold_ = 0, delta_mean_ = 0, last_step_ = 1;
-  /// The power of two nearest below the domain's area: the linear solves work on masses (and
-  /// give directions) in this unit, so that their sums of squares stay within double's range
-  /// whatever the domain's size (at areas of order one, 1: the same bits).
+  /// The largest power of two not above the domain's area: the linear solves work on masses
+  /// (and give directions) in this unit, so that their sums of squares stay within double's
+  /// range whatever the domain's size (at areas from 1 to 2, 1: the same bits).
   double unit_ = 1;
   std::array<double, 2> error_{0, 0};
 };

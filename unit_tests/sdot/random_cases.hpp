@@ -3,6 +3,7 @@
 // unit_tests/transport): case k draws a domain, a cloud and weights from generators of the
 // hard cases, the same on every run.
 
+#include "brute_force.hpp"
 #include "clouds.hpp"
 
 #include <loom/loom.hpp>
@@ -14,6 +15,7 @@
 #include <array>
 #include <cmath>
 #include <cstdlib>
+#include <limits>
 #include <random>
 #include <sstream>
 #include <string>
@@ -126,6 +128,37 @@ inline Case random_case(unsigned number) {
     c.cloud.w.push_back(w);
   }
   return c;
+}
+
+/// The brute force's measures of case `c` with `weights`. The brute force works in absolute
+/// coordinates, with a frame of fixed size around the domain: it is given the case moved to the
+/// origin and scaled to about unit size (the cells move and scale with the seeds and the domain,
+/// the weights scale as squared lengths), and its measures are scaled back. The scale is a power
+/// of two and the move subtracts numbers of the same magnitude, so that the brute force sees the
+/// seeds exactly where sdot does: clustered seeds' cells move by far more than the rounding of
+/// their positions.
+inline std::vector<double> reference_measures(Case const& c, std::vector<double> const& weights) {
+  double const unit = std::ldexp(1.0, std::ilogb(c.size));
+  Cloud moved = c.cloud;
+  for (std::size_t i = 0; i < weights.size(); ++i) {
+    moved.x[i] = {(c.cloud.x[i][0] - c.lo) / unit, (c.cloud.x[i][1] - c.lo) / unit};
+    moved.w[i] = weights[i] / (unit * unit);
+  }
+  auto domain = c.domain;
+  for (auto& h : domain)
+    h.offset = (h.offset - (h.normal[0] + h.normal[1]) * c.lo) / unit;
+  auto measures = brute_force(moved.x, moved.w, domain).measures;
+  for (auto& m : measures)
+    m *= unit * unit;
+  return measures;
+}
+
+/// How far a measure of case `c` may stand from the brute force's: 1e-9 of the domain's area
+/// and, far from the origin, the round-off of the half-spaces' offsets, which carry the domain's
+/// edges only to lo/size × 1e-16 of its size (the inputs themselves are that uncertain).
+inline double case_tolerance(Case const& c) {
+  return sdot::domain_polygon(c.domain).area *
+         (1e-9 + 16 * std::numeric_limits<double>::epsilon() * c.lo / c.size);
 }
 
 /// Process `rank`'s block of the seeds of `cloud` over `size` processes: process p holds a

@@ -49,38 +49,18 @@ struct CaseReference {
 };
 
 CaseReference case_reference(Case const& c, std::vector<double> const& weights) {
-  std::size_t const n = c.cloud.x.size();
   CaseReference out;
   out.area = sdot::domain_polygon(c.domain).area;
-  // The brute force works in absolute coordinates, with a frame of fixed size around the
-  // domain: it is given the case moved to the origin and scaled to about unit size (the cells
-  // move and scale with the seeds and the domain, the weights scale as squared lengths), and its
-  // measures are scaled back. The scale is a power of two and the move subtracts numbers of the
-  // same magnitude, so that the brute force sees the seeds exactly where sdot does: clustered
-  // seeds' cells move by far more than the rounding of their positions.
-  double const unit = std::ldexp(1.0, std::ilogb(c.size));
-  Cloud moved = c.cloud;
-  for (std::size_t i = 0; i < n; ++i) {
-    moved.x[i] = {(c.cloud.x[i][0] - c.lo) / unit, (c.cloud.x[i][1] - c.lo) / unit};
-    moved.w[i] = weights[i] / (unit * unit);
-  }
-  auto domain = c.domain;
-  for (auto& h : domain)
-    h.offset = (h.offset - (h.normal[0] + h.normal[1]) * c.lo) / unit;
-  out.measures = brute_force(moved.x, moved.w, domain).measures;
-  for (auto& m : out.measures)
-    m *= unit * unit;
+  out.measures = reference_measures(c, weights);
+  out.tolerance = case_tolerance(c);
   if (std::getenv("SDOT_RANDOM_DUMP")) {
     std::printf("domain:\n");
     for (auto const& h : c.domain)
       std::printf("  %.17g %.17g %.17g\n", h.normal[0], h.normal[1], h.offset);
-    for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t i = 0; i < weights.size(); ++i)
       std::printf("seed %zu: %.17g %.17g w %.17g ref %.17g\n", i, c.cloud.x[i][0], c.cloud.x[i][1],
                   weights[i], out.measures[i]);
   }
-  // Far from the origin the half-spaces' offsets carry the domain's edges only to round-off of
-  // the offset (lo/size × 1e-16 of the domain's size): the inputs themselves are that uncertain.
-  out.tolerance = out.area * (1e-9 + 16 * std::numeric_limits<double>::epsilon() * c.lo / c.size);
   return out;
 }
 

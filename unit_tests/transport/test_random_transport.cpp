@@ -103,25 +103,6 @@ Outcome solve_case(Case const& c, std::vector<double> const& targets, int boxes,
   return out;
 }
 
-/// The brute force's measures of case `c` at `weights`, in the frame of test_random_inputs.cpp's
-/// reference: moved to the origin and scaled by a power of two (exactly).
-std::vector<double> reference_measures(Case const& c, std::vector<double> const& weights) {
-  double const unit = std::ldexp(1.0, std::ilogb(c.size));
-  Cloud moved = c.cloud;
-  std::vector<double> scaled(weights.size());
-  for (std::size_t i = 0; i < weights.size(); ++i) {
-    moved.x[i] = {(c.cloud.x[i][0] - c.lo) / unit, (c.cloud.x[i][1] - c.lo) / unit};
-    scaled[i] = weights[i] / (unit * unit);
-  }
-  auto domain = c.domain;
-  for (auto& h : domain)
-    h.offset = (h.offset - (h.normal[0] + h.normal[1]) * c.lo) / unit;
-  auto measures = brute_force(moved.x, scaled, domain).measures;
-  for (auto& m : measures)
-    m *= unit * unit;
-  return measures;
-}
-
 /// Case `number` at 1 and 3 boxes in one process, or with `spread`, in one box and then spread
 /// over the MPI processes with 1 and 2 boxes per process (without MPI: one process).
 void check_transport_case(unsigned number, bool spread = false) {
@@ -132,8 +113,8 @@ void check_transport_case(unsigned number, bool spread = false) {
     return; // no seeds, no transport (validated elsewhere)
   double const area = sdot::domain_polygon(c.domain).area;
   auto const targets = case_targets(c, number, area);
-  // The inputs' own uncertainty far from the origin, as in test_random_inputs.cpp.
-  double const slack = area * (1e-9 + 16 * std::numeric_limits<double>::epsilon() * c.lo / c.size);
+  // The inputs' own uncertainty far from the origin.
+  double const slack = case_tolerance(c);
   Outcome first;
   struct Run {
     int boxes;
