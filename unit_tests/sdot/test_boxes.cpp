@@ -807,6 +807,54 @@ TEST(Boxes, WarmStartWithSameBitsGivesTheBitsOfOneBox) {
   }
 }
 
+TEST(Boxes, FarFromTheOriginTheBoxesKeepTheirFirstRoundCellsExactly) {
+  // A domain 2^30 of its sizes from the origin, where absolute coordinates hold 2^-22 of its
+  // size: the boxes' first-round cells (from coarser diagrams, or from the earlier neighbours)
+  // are kept relative to their seeds, so that the rounds after them cut the same cells as the
+  // diagram translated to the origin (exactly: the seeds' coordinates less 2^30), to round-off.
+  double const offset = std::ldexp(1.0, 30);
+  auto const near_origin = displaced_cells_cloud(1500, 66);
+  Cloud far = near_origin, near = near_origin;
+  for (std::size_t i = 0; i < far.x.size(); ++i)
+    for (int a = 0; a < 2; ++a) {
+      far.x[i][a] += offset;
+      near.x[i][a] = far.x[i][a] - offset; // exact
+    }
+  auto const far_square = sdot::box_half_spaces({offset, offset}, {offset + 1, offset + 1});
+  auto moved = near.w;
+  for (std::size_t i = 0; i < moved.size(); ++i)
+    moved[i] *= 1 + 0.05 * std::sin(7 * near.x[i][0] + 3 * near.x[i][1]);
+  Cloud near_moved = near;
+  near_moved.w = moved;
+  auto const reference = measures_with(near, unit_square(), {});
+  auto const moved_reference = measures_with(near_moved, unit_square(), {});
+  auto const expect_reference = [](std::vector<double> const& m, std::vector<double> const& ref) {
+    ASSERT_EQ(m.size(), ref.size());
+    for (std::size_t i = 0; i < m.size(); ++i)
+      ASSERT_NEAR(m[i], ref[i], 1e-12) << "seed " << i;
+  };
+  for (int k : {1, 2, 3, 8}) {
+    SCOPED_TRACE(std::to_string(k) + " boxes");
+    sdot::PowerDiagramOptions options;
+    options.nb_boxes = k;
+    options.coarse_to_fine = sdot::CoarseToFine::always;
+    options.coarsest_level_seeds = 16;
+    sdot::PowerDiagramStatistics st;
+    expect_reference(measures_with(far, far_square, options, &st), reference);
+    EXPECT_GE(st.coarse_levels, 2);
+    // A recomputation from the earlier neighbours.
+    options.coarse_to_fine = sdot::CoarseToFine::never;
+    options.warm_start = true;
+    sdot::PowerDiagram<> pd(positions_view(far), weights_view(far), far_square, options);
+    expect_reference(to_vector(pd.measures()), reference);
+    Cloud far_moved = far;
+    far_moved.w = moved;
+    pd.set_weights(weights_view(far_moved));
+    expect_reference(to_vector(pd.measures()), moved_reference);
+    EXPECT_GT(pd.statistics().warm_cells, 0);
+  }
+}
+
 namespace {
 
 /// The lower envelope of rank q's power (rank_envelopes.hpp) against brute force, as the
@@ -835,7 +883,7 @@ double envelope_against_brute_force(Cloud const& c, std::vector<sdot::HalfSpace>
   };
   auto const p_cells = cells_of(p), q_cells = cells_of(q);
 
-  // q's first-round cells in slots, and its envelope.
+  // q's first-round cells in slots (relative to their seeds), and its envelope.
   int const nq = static_cast<int>(q.x.size());
   int capacity = 0;
   for (int j = 0; j < nq; ++j)
@@ -848,7 +896,7 @@ double envelope_against_brute_force(Cloud const& c, std::vector<sdot::HalfSpace>
     for (int k = 0; k < slots.counts(j); ++k)
       for (int d : {0, 1})
         slots.vertices(std::size_t(j) * capacity + k, d) =
-            q_cells.vertices(q_cells.offsets(j) + k, d);
+            q_cells.vertices(q_cells.offsets(j) + k, d) - q.x[j][d];
   }
   auto const dom = domain(hs);
   sdot::Points<Memory> domain_vertices("domain", dom.size());

@@ -136,9 +136,9 @@ void check_transport_case(unsigned number, bool spread = false) {
     }
     // A start with a cell that the brute force finds empty up to the inputs' own uncertainty
     // (a seed outside the domain whose bisector runs along its side; a cluster a few units in
-    // the last place across, 1e9 of the domain's size from the origin, where several boxes
-    // resolve cells to 1e-7 of the domain only) has cells of rounding noise, which the damping
-    // may be unable to keep above its threshold: the solver then says that it stalled.
+    // the last place across, 1e9 of the domain's size from the origin) has cells of rounding
+    // noise, which the damping may be unable to keep above its threshold: the solver then says
+    // that it stalled.
     if (!out.solved && !out.refused) {
       auto const start = reference_measures(c, std::vector<double>(n, 0.0));
       ASSERT_LE(*std::min_element(start.begin(), start.end()), slack) << out.error;

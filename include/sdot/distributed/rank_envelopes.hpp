@@ -147,7 +147,7 @@ struct RankEnvelopes {
 };
 
 /// A rank's envelope (its grid.nodes() values, then its scale) from its first-round cells:
-/// the cell of seeds(i) in slot first + i of `cells` (vertices in absolute coordinates; a
+/// the cell of seeds(i) in slot first + i of `cells` (vertices relative to the seed; a
 /// count of −1: not known), i < count. Nodes outside the domain (`domain_vertices`, a convex
 /// polygon), and every node when a cell is not known, are +∞.
 template <class ExecutionSpace, class MemorySpace>
@@ -185,7 +185,8 @@ std::vector<double> rank_envelope(ExecutionSpace const& space, EnvelopeGrid cons
         std::size_t const begin = std::size_t(item) * capacity;
         double xmin = inf, ymin = inf, xmax = -inf, ymax = -inf;
         for (int k = 0; k < size; ++k) {
-          double const x = cells.vertices(begin + k, 0), y = cells.vertices(begin + k, 1);
+          double const x = cells.absolute(begin + k, 0, seeds(i)),
+                       y = cells.absolute(begin + k, 1, seeds(i));
           xmin = sdot::compat::min(xmin, x);
           xmax = sdot::compat::max(xmax, x);
           ymin = sdot::compat::min(ymin, y);

@@ -645,8 +645,7 @@ struct TravelStep {
     std::size_t const begin = std::size_t(item) * std::size_t(box_cells.capacity);
     for (int k = 0; k < size; ++k) {
       int const label = box_cells.labels(begin + k);
-      cell.push(box_cells.vertices(begin + k, 0) - seed.x,
-                box_cells.vertices(begin + k, 1) - seed.y,
+      cell.push(box_cells.vertices(begin + k, 0), box_cells.vertices(begin + k, 1),
                 label < 0 ? label : row_gids(first + label));
     }
     return size == 0 ? ClipResult::emptied : ClipResult::clipped;

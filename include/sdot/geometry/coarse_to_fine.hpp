@@ -151,8 +151,8 @@ struct LocateInCoarseCells {
     value = 0;
     for (int k = 0; k < size; ++k) {
       // pow_owner(v) − pow_s(v), linear in v
-      double const f = 2 * (coarse.kept.vertices(begin + k, 0) * (me.x - owner.x) +
-                            coarse.kept.vertices(begin + k, 1) * (me.y - owner.y)) +
+      double const f = 2 * (coarse.kept.absolute(begin + k, 0, owner) * (me.x - owner.x) +
+                            coarse.kept.absolute(begin + k, 1, owner) * (me.y - owner.y)) +
                        constant;
       if (best < 0 || f > value) {
         best = k;
@@ -312,8 +312,10 @@ struct LocateInCoarseCells {
       int const from = before < 0 ? (k + size - 1) % size : k;
       int const to = before < 0 ? k : (k + 1) % size;
       std::size_t const row = std::size_t(slot) * std::size_t(coarse.kept.capacity);
-      double const dx = coarse.kept.vertices(row + to, 0) - coarse.kept.vertices(row + from, 0);
-      double const dy = coarse.kept.vertices(row + to, 1) - coarse.kept.vertices(row + from, 1);
+      double const dx =
+          coarse.kept.absolute(row + to, 0, by[0]) - coarse.kept.absolute(row + from, 0, by[0]);
+      double const dy =
+          coarse.kept.absolute(row + to, 1, by[0]) - coarse.kept.absolute(row + from, 1, by[0]);
       mu[0] = yx[1] * dx + yy[1] * dy;
       mu[1] = -(yx[0] * dx + yy[0] * dy);
     }
@@ -413,7 +415,7 @@ struct CoarseCellsStep {
     // An empty cell (found so, or emptied by its candidates) is final: the true cell, inside
     // it, is empty too.
     cells.finish(cell, seed);
-    keep_in_slot(kept, s, me, cell);
+    keep_in_slot(kept, s, cell);
     state(s) = warm_cell;
   }
 

@@ -23,31 +23,40 @@ namespace sdot::detail {
 /// Vertices of a slot.
 inline constexpr int kept_slot_capacity = 16;
 
-/// The polygons of a measures pass, in fixed slots.
+/// The polygons of a measures pass, in fixed slots. The vertices are relative to the cell's
+/// seed, as the cell kernel computes them: a cell read back from its slot, to be cut further,
+/// is the same bits however far the domain lies from the origin (absolute() gives the
+/// coordinates of the outputs).
 template <class MemorySpace>
 struct SlotPolygons {
   int capacity = 0; ///< of a slot; 0: nothing kept (no kernel-local capacity for this domain)
-  Points<MemorySpace> vertices; ///< n × capacity rows
+  Points<MemorySpace> vertices; ///< n × capacity rows, relative to each cell's seed
   Kokkos::View<int*, MemorySpace> labels;
   /// Vertices of the cell of each tree slot in its slot, or -1 when it has no slot.
   Kokkos::View<int*, MemorySpace> counts;
   Kokkos::View<int*, MemorySpace> overflow_items; ///< tree slots of the cells without a slot
   int overflow_capacity = 0;                      ///< a capacity at which all of them fit
+
+  /// Coordinate `axis` of the vertex in row `row` of a slot of `seed`'s cell, in absolute
+  /// coordinates (the bits of the outputs: seed + relative vertex).
+  KOKKOS_INLINE_FUNCTION double absolute(std::size_t row, int axis, Seed const& seed) const {
+    return (axis == 0 ? seed.x : seed.y) + vertices(row, axis);
+  }
 };
 
-/// Copies `cell` (vertices relative to `seed`, of tree slot `slot`) into its slot, or marks it
+/// Copies `cell` (vertices relative to its seed, of tree slot `slot`) into its slot, or marks it
 /// as without a slot when it has more vertices than a slot holds.
 template <class MemorySpace>
 KOKKOS_INLINE_FUNCTION void keep_in_slot(SlotPolygons<MemorySpace> const& kept, int slot,
-                                         Seed const& seed, Polygon const& cell) {
+                                         Polygon const& cell) {
   if (cell.size > kept.capacity) {
     kept.counts(slot) = -1;
     return;
   }
   std::size_t const begin = std::size_t(slot) * std::size_t(kept.capacity);
   for (int k = 0; k < cell.size; ++k) {
-    kept.vertices(begin + k, 0) = seed.x + cell.x(k);
-    kept.vertices(begin + k, 1) = seed.y + cell.y(k);
+    kept.vertices(begin + k, 0) = cell.x(k);
+    kept.vertices(begin + k, 1) = cell.y(k);
     kept.labels(begin + k) = cell.label(k);
   }
   kept.counts(slot) = cell.size;
@@ -67,7 +76,7 @@ struct SlotCellsStep {
       kept.counts(slot) = -1;
       return;
     }
-    keep_in_slot(kept, slot, cells.tree.seeds(slot), cell);
+    keep_in_slot(kept, slot, cell);
   }
 };
 
@@ -159,10 +168,11 @@ void kept_cell_polygons(ExecutionSpace const& space, SeedTree<MemorySpace> const
   int const n = static_cast<int>(vertex_counts.extent(0));
   allocate_polygon_rows(space, vertex_counts, offsets, vertices, labels);
   {
-    auto const slot_vertices = kept.vertices;
+    auto const slots = kept;
     auto const slot_labels = kept.labels;
     auto const counts = kept.counts;
     auto const index = tree.index;
+    auto const seeds = tree.seeds;
     auto const o = offsets;
     auto const v = vertices;
     auto const l = labels;
@@ -172,9 +182,10 @@ void kept_cell_polygons(ExecutionSpace const& space, SeedTree<MemorySpace> const
           int const size = counts(s);
           std::size_t const from = std::size_t(s) * capacity;
           int const to = o(index(s));
+          Seed const seed = seeds(s);
           for (int k = 0; k < size; ++k) {
-            v(to + k, 0) = slot_vertices(from + k, 0);
-            v(to + k, 1) = slot_vertices(from + k, 1);
+            v(to + k, 0) = slots.absolute(from + k, 0, seed);
+            v(to + k, 1) = slots.absolute(from + k, 1, seed);
             l(to + k) = slot_labels(from + k);
           }
         });

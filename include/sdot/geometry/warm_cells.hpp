@@ -248,7 +248,7 @@ struct WarmCellsStep {
     // Emptied: the true cell, inside this one, is empty too. A measure below `abandon`'s is
     // below for the true cell too.
     cells.finish(cell, seed);
-    keep_in_slot(kept, s, me, cell);
+    keep_in_slot(kept, s, cell);
     state(s) = widen ? widened_cell : warm_cell;
   }
 
@@ -321,8 +321,8 @@ struct CertifyEdges {
       if (j < 0)
         continue;
       std::size_t const next = begin + (k + 1 == size ? 0 : k + 1);
-      double const ax = kept.vertices(begin + k, 0), ay = kept.vertices(begin + k, 1);
-      double const bx = kept.vertices(next, 0), by = kept.vertices(next, 1);
+      double const ax = kept.absolute(begin + k, 0, me), ay = kept.absolute(begin + k, 1, me);
+      double const bx = kept.absolute(next, 0, me), by = kept.absolute(next, 1, me);
       int const t = slot_of(j);
       Seed const other = tree.seeds(t);
       double const tolerance =
@@ -339,10 +339,10 @@ struct CertifyEdges {
         if (kept.labels(other_begin + q) == i) {
           other_edge = q;
           std::size_t const other_next = other_begin + (q + 1 == other_size ? 0 : q + 1);
-          same = sdot::compat::fabs(kept.vertices(other_begin + q, 0) - bx) <= tolerance &&
-                 sdot::compat::fabs(kept.vertices(other_begin + q, 1) - by) <= tolerance &&
-                 sdot::compat::fabs(kept.vertices(other_next, 0) - ax) <= tolerance &&
-                 sdot::compat::fabs(kept.vertices(other_next, 1) - ay) <= tolerance;
+          same = sdot::compat::fabs(kept.absolute(other_begin + q, 0, other) - bx) <= tolerance &&
+                 sdot::compat::fabs(kept.absolute(other_begin + q, 1, other) - by) <= tolerance &&
+                 sdot::compat::fabs(kept.absolute(other_next, 0, other) - ax) <= tolerance &&
+                 sdot::compat::fabs(kept.absolute(other_next, 1, other) - ay) <= tolerance;
           break;
         }
       if (same)
