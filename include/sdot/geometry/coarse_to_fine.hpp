@@ -326,12 +326,12 @@ struct LocateInCoarseCells {
   }
 };
 
-/// A seed located at a vertex of the coarser cells, as the cells read it.
+/// A seed located at a vertex of the coarser cells, as the cells read it (the buckets of a
+/// coarser cell's vertices follow each other in the order of its vertices).
 struct LocatedSeed {
   Seed seed;
-  int slot;   ///< in the finer tree
-  int index;  ///< its input index
-  int vertex; ///< the vertex's position in the polygon of the bucket's coarser cell
+  int slot;  ///< in the finer tree
+  int index; ///< its input index
 };
 
 /// The places of a seed: the coarser seeds whose cells its candidates come from, by coarser
@@ -460,8 +460,9 @@ struct CoarseCellsStep {
         earlier |= unsigned(places.index(coarse.label(slot, e)) < p) << e;
       unsigned const seen =
           earlier | (earlier << 1) | (size > 0 ? (earlier >> (size - 1)) & 1u : 0u);
-      int const begin = size > 0 ? bucket_offsets(slot * capacity) : 0;
-      int const end = size > 0 ? bucket_offsets(slot * capacity + size) : 0;
+      // The vertices not seen yet, by runs of consecutive ones: their records only are read.
+      static_assert(kept_slot_capacity < 32, "a slot's vertices as the bits of an unsigned");
+      unsigned unseen = ~seen & ((1u << size) - 1u);
       // The bisector of record b: ax·x + ay·y ≤ offset about the seed, d2 = |a|².
       struct Bisector {
         double dx, dy, d2, offset;
@@ -476,23 +477,28 @@ struct CoarseCellsStep {
       // their seeds), listed without a branch, then clipped by in order, each tested again
       // against the box as the clips before left it (a box only shrinks: the same clips as one
       // pass testing each record once).
-      for (int chunk = begin; chunk < end && !stop; chunk += bucket_chunk) {
-        int const chunk_end = chunk + bucket_chunk < end ? chunk + bucket_chunk : end;
-        int reaching[bucket_chunk];
-        int count = 0;
-        for (int b = chunk; b < chunk_end; ++b) {
-          LocatedSeed const& other = buckets(b);
-          bool const skip = ((seen >> other.vertex) & 1u) | (other.slot == s);
-          Bisector const line = bisector(b);
-          reaching[count] = b;
-          count += !skip & cell.may_reach(line.dx, line.dy, line.offset);
-        }
-        for (int r = 0; r < count && !stop; ++r) {
-          LocatedSeed const& other = buckets(reaching[r]);
-          Bisector const line = bisector(reaching[r]);
-          if (cell.may_reach(line.dx, line.dy, line.offset))
-            stop = clip_tested(cell, seed, other.index, line.d2, other.seed, line.dx, line.dy,
-                               line.offset, result, false);
+      while (unseen != 0 && !stop) {
+        int const first = sdot::compat::countr_zero(unseen);
+        int const length = sdot::compat::countr_zero(~(unseen >> first));
+        unseen &= ~(((1u << length) - 1u) << first);
+        int const end = bucket_offsets(slot * capacity + first + length);
+        for (int chunk = bucket_offsets(slot * capacity + first); chunk < end && !stop;
+             chunk += bucket_chunk) {
+          int const chunk_end = chunk + bucket_chunk < end ? chunk + bucket_chunk : end;
+          int reaching[bucket_chunk];
+          int count = 0;
+          for (int b = chunk; b < chunk_end; ++b) {
+            Bisector const line = bisector(b);
+            reaching[count] = b;
+            count += (buckets(b).slot != s) & cell.may_reach(line.dx, line.dy, line.offset);
+          }
+          for (int r = 0; r < count && !stop; ++r) {
+            LocatedSeed const& other = buckets(reaching[r]);
+            Bisector const line = bisector(reaching[r]);
+            if (cell.may_reach(line.dx, line.dy, line.offset))
+              stop = clip_tested(cell, seed, other.index, line.d2, other.seed, line.dx, line.dy,
+                                 line.offset, result, false);
+          }
         }
       }
     }
@@ -553,7 +559,6 @@ WarmReport build_cells_from_coarse_cells(
   int const located = exclusive_scan(space, "sdot::coarse::bucket_offsets",
                                      Kokkos::subview(bucket_offsets, Kokkos::make_pair(0, nb_keys)),
                                      bucket_offsets);
-  int const slot_capacity = coarse.kept.capacity;
   Kokkos::View<LocatedSeed*, MemorySpace> buckets(
       Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::coarse::buckets"), located);
   auto const seeds = tree.seeds;
@@ -561,7 +566,7 @@ WarmReport build_cells_from_coarse_cells(
   Kokkos::parallel_for(
       "sdot::coarse::buckets", Policy(space, 0, located), KOKKOS_LAMBDA(int p) {
         int const entry = order(p), t = entry / 3;
-        buckets(p) = LocatedSeed{seeds(t), t, index(t), int(keys(entry) % unsigned(slot_capacity))};
+        buckets(p) = LocatedSeed{seeds(t), t, index(t)};
       });
   return certified_cells(
       space, tree, domain_vertices, domain_labels, capacity, out, kept, slot_of, domain_area,
