@@ -183,10 +183,10 @@ std::vector<double> rank_envelope(ExecutionSpace const& space, EnvelopeGrid cons
         if (size <= 0)
           return;
         std::size_t const begin = std::size_t(item) * capacity;
+        Seed const s = seeds(i);
         double xmin = inf, ymin = inf, xmax = -inf, ymax = -inf;
         for (int k = 0; k < size; ++k) {
-          double const x = cells.absolute(begin + k, 0, seeds(i)),
-                       y = cells.absolute(begin + k, 1, seeds(i));
+          double const x = cells.absolute(begin + k, 0, s), y = cells.absolute(begin + k, 1, s);
           xmin = sdot::compat::min(xmin, x);
           xmax = sdot::compat::max(xmax, x);
           ymin = sdot::compat::min(ymin, y);
@@ -212,7 +212,6 @@ std::vector<double> rank_envelope(ExecutionSpace const& space, EnvelopeGrid cons
         int const a1 = last_node(xmax + margin, grid.x0, grid.hx);
         int const b0 = first_node(ymin - margin, grid.y0, grid.hy);
         int const b1 = last_node(ymax + margin, grid.y0, grid.hy);
-        Seed const s = seeds(i);
         double const sx = s.x - grid.cx, sy = s.y - grid.cy;
         double const base = s.w - (sx * sx + sy * sy);
         for (int a = a0; a <= a1; ++a)

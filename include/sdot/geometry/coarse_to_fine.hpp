@@ -312,10 +312,8 @@ struct LocateInCoarseCells {
       int const from = before < 0 ? (k + size - 1) % size : k;
       int const to = before < 0 ? k : (k + 1) % size;
       std::size_t const row = std::size_t(slot) * std::size_t(coarse.kept.capacity);
-      double const dx =
-          coarse.kept.absolute(row + to, 0, by[0]) - coarse.kept.absolute(row + from, 0, by[0]);
-      double const dy =
-          coarse.kept.absolute(row + to, 1, by[0]) - coarse.kept.absolute(row + from, 1, by[0]);
+      double const dx = coarse.kept.vertices(row + to, 0) - coarse.kept.vertices(row + from, 0);
+      double const dy = coarse.kept.vertices(row + to, 1) - coarse.kept.vertices(row + from, 1);
       mu[0] = yx[1] * dx + yy[1] * dy;
       mu[1] = -(yx[0] * dx + yy[0] * dy);
     }

@@ -169,8 +169,6 @@ void kept_cell_polygons(ExecutionSpace const& space, SeedTree<MemorySpace> const
   allocate_polygon_rows(space, vertex_counts, offsets, vertices, labels);
   {
     auto const slots = kept;
-    auto const slot_labels = kept.labels;
-    auto const counts = kept.counts;
     auto const index = tree.index;
     auto const seeds = tree.seeds;
     auto const o = offsets;
@@ -179,14 +177,14 @@ void kept_cell_polygons(ExecutionSpace const& space, SeedTree<MemorySpace> const
     std::size_t const capacity = kept.capacity;
     Kokkos::parallel_for(
         "sdot::kept::compact", Policy(space, 0, n), KOKKOS_LAMBDA(int s) {
-          int const size = counts(s);
+          int const size = slots.counts(s);
           std::size_t const from = std::size_t(s) * capacity;
           int const to = o(index(s));
           Seed const seed = seeds(s);
           for (int k = 0; k < size; ++k) {
             v(to + k, 0) = slots.absolute(from + k, 0, seed);
             v(to + k, 1) = slots.absolute(from + k, 1, seed);
-            l(to + k) = slot_labels(from + k);
+            l(to + k) = slots.labels(from + k);
           }
         });
   }
