@@ -28,6 +28,7 @@
 #include <Kokkos_Core.hpp>
 
 #include <cstdint>
+#include <functional>
 
 namespace sdot::detail {
 
@@ -516,7 +517,7 @@ WarmReport build_cells_from_coarse_cells(
     int capacity, CellOutputs<MemorySpace> const& out, SlotPolygons<MemorySpace>& kept,
     CoarseCells<MemorySpace> const& coarse, Kokkos::View<int const*, MemorySpace> slot_of,
     double domain_area, double domain_length, AbandonBelow<MemorySpace> const& abandon = {},
-    Kokkos::View<int*, MemorySpace> nearby = {}) {
+    Kokkos::View<int*, MemorySpace> nearby = {}, std::function<void()> const& before_search = {}) {
   using Policy = Kokkos::RangePolicy<ExecutionSpace>;
   sdot::compat::ScopedRegion region("sdot::build_cells_from_coarse_cells");
   int const n = tree.size;
@@ -568,7 +569,7 @@ WarmReport build_cells_from_coarse_cells(
       });
   return certified_cells(
       space, tree, domain_vertices, domain_labels, capacity, out, kept, slot_of, domain_area,
-      domain_length, abandon, {},
+      domain_length, abandon, before_search,
       FirstPass<MemorySpace>([&](FirstPassArguments<MemorySpace> const& first) {
         for_each_cell(space, "sdot::coarse::cells",
                       CoarseCellsStep<MemorySpace>{first.step, first.kept, first.state, coarse,
@@ -619,9 +620,18 @@ coarse_cells(ExecutionSpace const& space, SeedTree<MemorySpace> const& tree,
         positions(k, 1) = s.y;
         weights(k) = s.w;
       });
+  // The weight bounds only where a cell goes to the search: the coarsest level, a cell that
+  // fails its certification.
   CoarseCells<MemorySpace> coarse;
-  coarse.tree = build_seed_tree(space, ConstPoints<MemorySpace>(positions),
-                                Kokkos::View<double const*, MemorySpace>(weights), leaf_size);
+  coarse.tree =
+      build_seed_tree_without_bounds(space, ConstPoints<MemorySpace>(positions),
+                                     Kokkos::View<double const*, MemorySpace>(weights), leaf_size);
+  bool bounds = false;
+  auto const compute_bounds = [&] {
+    if (!bounds)
+      compute_weight_bounds(space, coarse.tree);
+    bounds = true;
+  };
   coarse.slot_of = slot_of_index(space, coarse.tree);
   auto const out = allocate_cell_outputs(space, m, "sdot::coarse::");
   bool built = false;
@@ -631,15 +641,17 @@ coarse_cells(ExecutionSpace const& space, SeedTree<MemorySpace> const& tree,
     coarse.levels = coarser.levels + 1;
     coarse.near = Kokkos::View<int*, MemorySpace>(
         Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::coarse::near"), m);
-    built = build_cells_from_coarse_cells(space, coarse.tree, domain_vertices, domain_labels,
-                                          capacity, out, coarse.kept, coarser,
-                                          Kokkos::View<int const*, MemorySpace>(coarse.slot_of),
-                                          domain_area, domain_length, {}, coarse.near)
+    built = build_cells_from_coarse_cells(
+                space, coarse.tree, domain_vertices, domain_labels, capacity, out, coarse.kept,
+                coarser, Kokkos::View<int const*, MemorySpace>(coarse.slot_of), domain_area,
+                domain_length, {}, coarse.near, compute_bounds)
                 .certified;
   }
-  if (!built)
+  if (!built) {
+    compute_bounds();
     build_cells_keeping_polygons(space, coarse.tree, domain_vertices, domain_labels, capacity, out,
                                  coarse.kept);
+  }
   auto const counts = coarse.kept.counts;
   auto const slot_of = coarse.slot_of;
   coarse.with_vertices = items_where(

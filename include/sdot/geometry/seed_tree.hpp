@@ -1230,14 +1230,15 @@ void place_seeds_by_cell(ExecutionSpace const& space, SeedTree<MemorySpace>& tre
       KOKKOS_LAMBDA(int slot) { seeds(slot) = along_curve(by_cell(slot)); });
 }
 
-/// Builds the index of the seeds. `leaf_size`: most seeds in a tree leaf; `block_size`: most
-/// seeds in a finest block (a grid; blocks where the seeds are even are larger);
-/// `grid_occupancy`: seeds per grid cell aimed at.
+/// Builds the index of the seeds without the parts that depend on the weights, which only the
+/// search reads (compute_weight_bounds() adds them). `leaf_size`: most seeds in a tree leaf;
+/// `block_size`: most seeds in a finest block (a grid; blocks where the seeds are even are
+/// larger); `grid_occupancy`: seeds per grid cell aimed at.
 template <class ExecutionSpace, class MemorySpace>
 SeedTree<MemorySpace>
-build_seed_tree(ExecutionSpace const& space, ConstPoints<MemorySpace> positions,
-                Kokkos::View<double const*, MemorySpace> weights, int leaf_size,
-                int block_size = 256, double grid_occupancy = 1.5) {
+build_seed_tree_without_bounds(ExecutionSpace const& space, ConstPoints<MemorySpace> positions,
+                               Kokkos::View<double const*, MemorySpace> weights, int leaf_size,
+                               int block_size = 256, double grid_occupancy = 1.5) {
   static_assert(Kokkos::SpaceAccessibility<ExecutionSpace, MemorySpace>::accessible,
                 "build_seed_tree: the seeds must be accessible from the execution space");
   sdot::compat::ScopedRegion region("sdot::build_seed_tree");
@@ -1262,6 +1263,17 @@ build_seed_tree(ExecutionSpace const& space, ConstPoints<MemorySpace> positions,
       space, tree, Kokkos::View<Seed const*, MemorySpace>(along_curve), grid_occupancy);
   place_seeds_by_cell(space, tree, Kokkos::View<Seed const*, MemorySpace>(along_curve), hilbert,
                       nb_cells);
+  return tree;
+}
+
+/// Builds the index of the seeds, its weight bounds included (build_seed_tree_without_bounds()).
+template <class ExecutionSpace, class MemorySpace>
+SeedTree<MemorySpace>
+build_seed_tree(ExecutionSpace const& space, ConstPoints<MemorySpace> positions,
+                Kokkos::View<double const*, MemorySpace> weights, int leaf_size,
+                int block_size = 256, double grid_occupancy = 1.5) {
+  auto tree = build_seed_tree_without_bounds(space, positions, weights, leaf_size, block_size,
+                                             grid_occupancy);
   compute_weight_bounds(space, tree);
   return tree;
 }
