@@ -379,9 +379,9 @@ struct CoarsePlaces {
 /// Builds the cell of each tree slot from the candidates of its places in the coarser cells: the
 /// coarser seeds of its places (the coarser seeds owning the vertex it is located at, or itself
 /// at the coarser level, then the neighbours of their cells), and the seeds located at a vertex
-/// of their cells, each once (a vertex from the first of its owners among the places), the
-/// places in order. A cell that overflows, or has more vertices than a slot holds, is left to
-/// the search (as WarmCellsStep).
+/// of their cells, each once (a vertex from the first of its owners among the places): the
+/// owners' seeds first, then the places in order. A cell that overflows, or has more vertices
+/// than a slot holds, is left to the search (as WarmCellsStep).
 template <class MemorySpace>
 struct CoarseCellsStep {
   /// Bucket records tested against the cell's bounding box at once (clip_by_candidates()).
@@ -418,7 +418,8 @@ struct CoarseCellsStep {
     state(s) = warm_cell;
   }
 
-  /// The domain clipped by the candidates of `seed`, places in order. False where the cell goes
+  /// The domain clipped by the candidates of `seed`: the owners of its vertex, then the places
+  /// in order. False where the cell goes
   /// to the search: it overflowed or has more vertices than a slot holds, no candidate cut it
   /// (the whole domain, which no edge certifies), or the coarser cells hide its seed and its
   /// candidates left it (they missed those that empty it, and its cell would make its
@@ -445,9 +446,16 @@ struct CoarseCellsStep {
     start_from_domain(cell, seed.x, seed.y, cells.domain_vertices, cells.domain_labels);
     ClipResult result = ClipResult::unchanged;
     bool stop = false;
-    for (int p = 0; p < places.size && !stop; ++p) {
+    // The owners of the seed's vertex first: the cell is then near that vertex, and more of the
+    // records' bisectors miss its bounding box.
+    for (int p = 0; p < nb_owners && !stop; ++p) {
       int const q = places.list[p];
       if (coarse_step * q != s)
+        stop = clip_by_slots(cell, seed, tree, coarse_step * q, coarse_step * q + 1, result);
+    }
+    for (int p = 0; p < places.size && !stop; ++p) {
+      int const q = places.list[p];
+      if (p >= nb_owners && coarse_step * q != s)
         stop = clip_by_slots(cell, seed, tree, coarse_step * q, coarse_step * q + 1, result);
       int const slot = coarse.slot_of(q);
       int const size = coarse.kept.counts(slot);
