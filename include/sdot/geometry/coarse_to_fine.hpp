@@ -419,11 +419,10 @@ struct CoarseCellsStep {
   }
 
   /// The domain clipped by the candidates of `seed`: the owners of its vertex, then the places
-  /// in order. False where the cell goes
-  /// to the search: it overflowed or has more vertices than a slot holds, no candidate cut it
-  /// (the whole domain, which no edge certifies), or the coarser cells hide its seed and its
-  /// candidates left it (they missed those that empty it, and its cell would make its
-  /// neighbours fail their certification).
+  /// in order. False where the cell goes to the search: it overflowed or has more vertices than
+  /// a slot holds, no candidate cut it (the whole domain, which no edge certifies), or the
+  /// coarser cells hide its seed and its candidates left it (they missed those that empty it,
+  /// and its cell would make its neighbours fail their certification).
   KOKKOS_FUNCTION bool clip_by_candidates(Polygon& cell, CellSeed const& seed) const {
     SeedTree<MemorySpace> const& tree = cells.tree;
     int const s = seed.tree_slot;
@@ -446,17 +445,19 @@ struct CoarseCellsStep {
     start_from_domain(cell, seed.x, seed.y, cells.domain_vertices, cells.domain_labels);
     ClipResult result = ClipResult::unchanged;
     bool stop = false;
-    // The owners of the seed's vertex first: the cell is then near that vertex, and more of the
-    // records' bisectors miss its bounding box.
-    for (int p = 0; p < nb_owners && !stop; ++p) {
-      int const q = places.list[p];
+    // The coarser seed of place q (not the seed itself, at the coarser level).
+    auto const clip_by_place_seed = [&](int q) {
       if (coarse_step * q != s)
         stop = clip_by_slots(cell, seed, tree, coarse_step * q, coarse_step * q + 1, result);
-    }
+    };
+    // The owners of the seed's vertex first: the cell is then near that vertex, and more of the
+    // records' bisectors miss its bounding box.
+    for (int p = 0; p < nb_owners && !stop; ++p)
+      clip_by_place_seed(places.list[p]);
     for (int p = 0; p < places.size && !stop; ++p) {
       int const q = places.list[p];
-      if (p >= nb_owners && coarse_step * q != s)
-        stop = clip_by_slots(cell, seed, tree, coarse_step * q, coarse_step * q + 1, result);
+      if (p >= nb_owners)
+        clip_by_place_seed(q);
       int const slot = coarse.slot_of(q);
       int const size = coarse.kept.counts(slot);
       // The vertices visited from an earlier place already (bit k: vertex k, between the edges
