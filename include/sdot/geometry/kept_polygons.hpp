@@ -62,6 +62,18 @@ KOKKOS_INLINE_FUNCTION void keep_in_slot(SlotPolygons<MemorySpace> const& kept, 
   kept.counts(slot) = cell.size;
 }
 
+/// Starts `cell` as the polygon in the slot of tree slot `slot` (which must have one): the same
+/// bits as the polygon that was kept, to be cut further.
+template <class MemorySpace>
+KOKKOS_INLINE_FUNCTION void start_from_slot(Polygon& cell, SlotPolygons<MemorySpace> const& kept,
+                                            int slot) {
+  cell.size = 0;
+  cell.max_radius2 = 0;
+  std::size_t const begin = std::size_t(slot) * std::size_t(kept.capacity);
+  for (int k = 0; k < kept.counts(slot); ++k)
+    cell.push(kept.vertices(begin + k, 0), kept.vertices(begin + k, 1), kept.labels(begin + k));
+}
+
 /// The cell step of build_cells(), which also copies a cell that fits into its slot (the
 /// cells.items' tree slots, or item = tree slot when it has none).
 template <class MemorySpace>

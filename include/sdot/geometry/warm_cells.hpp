@@ -1,18 +1,20 @@
 #pragma once
 // Cells from the neighbours of an earlier computation of the same seeds
 // (PowerDiagramOptions::warm_start): each cell is the domain clipped by the seeds of its earlier
-// neighbouring cells, then certified against its neighbours' cells; a cell that fails is built
-// again from its earlier neighbours and the neighbours of those across its failed edges, and if
-// it fails again, by the search
-// (clip_by_tree). The certification is repeated until no cell fails.
+// neighbouring cells, then certified against its neighbours' cells; a cell that fails is cut
+// further by the neighbours of those across its failed edges, and if it fails again, built by
+// the search (clip_by_tree). The certification is repeated until no cell fails.
 //
 // Why the result is exact: a cell clipped by some of the bisectors contains the true cell.
 // When every edge between two seeds' cells is also an edge of the other cell, with the same
 // ends, the cells glue into a covering of the domain of some whole degree d, and their measures
 // add up to d times the domain's area. They are checked to add up to the area, so d = 1: the
-// cells tile the domain and, each containing its true cell, are the true cells. Edges shorter
-// than the tolerance (1e-10 of the domain's size, plus the distances involved) are not
-// compared: rounding makes and unmakes them, as it does in the search.
+// cells tile the domain and, each containing its true cell, are the true cells. Two edges have
+// the same ends when the edges around them have the same labels (each end is where the same
+// three lines meet: bisectors of the three seeds, or a side of the domain), or else when their
+// coordinates agree within the tolerance (1e-10 of the domain's size, plus the distances
+// involved); edges shorter than the tolerance are not compared: rounding makes and unmakes
+// them, as it does in the search.
 
 #include <sdot/base/scan.hpp>
 #include <sdot/geometry/kept_polygons.hpp>
@@ -192,7 +194,8 @@ inline constexpr int max_widened_through = 8;
 /// then nearly final, and most of the others leave it unchanged). Most cells keep their
 /// neighbours from one computation to the next, so the first build takes the neighbours only
 /// (after a small change of the weights the neighbours' neighbours cut almost no cell, and
-/// testing them is most of the build's time); those whose certification fails are widened. A
+/// testing them is most of the build's time); those whose certification fails are widened:
+/// their first cells, kept in their slots, cut further by the neighbours' neighbours. A
 /// seed without earlier neighbours (its cell was empty, or had no slot), or whose cell
 /// overflows or has more vertices than a slot holds, is left to the search.
 template <class MemorySpace>
@@ -217,20 +220,27 @@ struct WarmCellsStep {
     CellSeed const seed{me.x, me.y, me.w, index, s};
     int through[max_widened_through];
     int const nb_through = widen ? widened_through(s, through) : 0;
-    kept.counts(s) = -1;
     int const begin = graph.offsets(s), end = graph.offsets(s + 1);
     if (begin == end || cells.abandon.given_up()) {
+      kept.counts(s) = -1;
       state(s) = cell_to_search;
       return;
     }
-    start_from_domain(cell, seed.x, seed.y, cells.domain_vertices, cells.domain_labels);
     ClipResult result = ClipResult::unchanged;
     auto const clip_by_slot = [&](int t, bool revisit) {
       return clip_by_slots(cell, seed, tree, t, t + 1, result, revisit);
     };
     bool stop = false;
-    for (int k = begin; k < end && !stop; ++k)
-      stop = clip_by_slot(graph.slots(k), false);
+    if (widen) {
+      // The first build's cell, kept in its slot, is the domain cut by the neighbours already
+      // (or by more seeds: a first pass from candidates): the same bits as cutting it again.
+      start_from_slot(cell, kept, s);
+    } else {
+      start_from_domain(cell, seed.x, seed.y, cells.domain_vertices, cells.domain_labels);
+      for (int k = begin; k < end && !stop; ++k)
+        stop = clip_by_slot(graph.slots(k), false);
+    }
+    kept.counts(s) = -1;
     // The neighbours' neighbours: those of the neighbours across a failed edge, or all
     // (for_each_second_neighbour).
     if (widen && !stop && nb_through < 0)
@@ -321,9 +331,13 @@ struct CertifyEdges {
       if (j < 0)
         continue;
       std::size_t const next = begin + (k + 1 == size ? 0 : k + 1);
+      int const t = slot_of(j);
+      int const other_size = kept.counts(t);
+      std::size_t const other_begin = std::size_t(t) * std::size_t(kept.capacity);
+      if (same_neighbours(begin, size, k, i, other_begin, other_size))
+        continue;
       double const ax = kept.absolute(begin + k, 0, me), ay = kept.absolute(begin + k, 1, me);
       double const bx = kept.absolute(next, 0, me), by = kept.absolute(next, 1, me);
-      int const t = slot_of(j);
       Seed const other = tree.seeds(t);
       double const tolerance =
           1e-10 * (length + sdot::compat::fabs(ax - me.x) + sdot::compat::fabs(ay - me.y) +
@@ -333,8 +347,6 @@ struct CertifyEdges {
       // The same edge in the other cell runs the other way: from b to a.
       bool same = false;
       int other_edge = -1;
-      int const other_size = kept.counts(t);
-      std::size_t const other_begin = std::size_t(t) * std::size_t(kept.capacity);
       for (int q = 0; q < other_size; ++q)
         if (kept.labels(other_begin + q) == i) {
           other_edge = q;
@@ -359,6 +371,22 @@ struct CertifyEdges {
         Kokkos::atomic_fetch_or(&disagreeing(t), edge_bit(other_edge));
       }
     }
+  }
+
+  /// Whether the cell in the slot at `other_begin` (`other_size` vertices) has an edge labelled
+  /// `i` between the labels of the edges around edge k of the cell at `begin`, taken the other
+  /// way: then both edges join the points where the same three lines meet (their seeds'
+  /// bisectors or the domain's sides), the same edge up to rounding, and the comparison of
+  /// coordinates below (which reads the other cell's vertices) is not needed.
+  KOKKOS_INLINE_FUNCTION bool same_neighbours(std::size_t begin, int size, int k, int i,
+                                              std::size_t other_begin, int other_size) const {
+    int const before = kept.labels(begin + (k == 0 ? size - 1 : k - 1));
+    int const after = kept.labels(begin + (k + 1 == size ? 0 : k + 1));
+    for (int q = 0; q < other_size; ++q)
+      if (kept.labels(other_begin + q) == i)
+        return kept.labels(other_begin + (q + 1 == other_size ? 0 : q + 1)) == before &&
+               kept.labels(other_begin + (q == 0 ? other_size - 1 : q - 1)) == after;
+    return false;
   }
 
   KOKKOS_INLINE_FUNCTION static unsigned edge_bit(int k) {

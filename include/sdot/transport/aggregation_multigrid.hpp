@@ -26,7 +26,7 @@
 //   numbered in the order of their first node, so they keep the curve's order. Below, or where
 //   matching would coarsen by less than 2.5, consecutive groups of `aggregate_size` along it.
 // - Prolongation: piecewise constant (unsmoothed aggregation); coarse matrices by the Galerkin
-//   product Pᵀ A P, assembled per coarse row (entries kept sorted by column, each summed in the
+//   product Pᵀ A P, assembled per coarse row (entries sorted by column, each summed in the
 //   fine entries' order: the same bits on every run).
 // - Smoother: `sweeps` damped Jacobi sweeps (ω) before and after the coarse correction (so the
 //   cycle is symmetric); the coarse correction is scaled by `coarse_scale` (over-correction,
@@ -324,33 +324,59 @@ mg_coarsen(ExecutionSpace const& space, MultigridLevel<MemorySpace> const& fine,
   int const raw_total = exclusive_scan(space, "sdot::mg::raw_offsets", counts, raw_offsets);
   auto raw_columns = uninitialized_view<int*>(space, "sdot::mg::raw_columns", raw_total);
   auto raw_values = uninitialized_view<double*>(space, "sdot::mg::raw_values", raw_total);
-  // Entries of each coarse row by coarse column: an insertion that adds a value to the entry
-  // of its column when there is one (so the list stays short), in the fine entries' order:
-  // the same sums, in the same order, as a stable sort then a merge.
+  // Entries of each coarse row by coarse column, each column's value summed in the fine
+  // entries' order (the same sums as a stable sort then a merge): the entries are kept in the
+  // order their columns first come, a table of open addressing finds a column's entry (a scan
+  // of the entries once they would fill more than 3/4 of it), and the distinct columns are
+  // sorted at the end. An insertion into a sorted list with the sums on the way took about
+  // twice as long (an exit from its scan mispredicted for each fine entry).
+  constexpr int table_size = 64;
   Kokkos::parallel_for(
-      "sdot::mg::sort_rows", Policy(space, 0, coarse_size), KOKKOS_LAMBDA(int c) {
+      "sdot::mg::galerkin_rows", Policy(space, 0, coarse_size), KOKKOS_LAMBDA(int c) {
         int const b = raw_offsets(c);
         int end = b;
+        int table_columns[table_size];
+        std::uint8_t table_entries[table_size];
+        for (int h = 0; h < table_size; ++h)
+          table_columns[h] = -1;
         for (int p = offsets(c); p < offsets(c + 1); ++p) {
           int const m = members(p);
           for (int e = row_map(m); e < row_map(m + 1); ++e) {
             int const column = aggregate(columns(e));
-            double const value = values(e);
-            int s = end;
-            while (s > b && raw_columns(s - 1) > column)
-              --s;
-            if (s > b && raw_columns(s - 1) == column) {
-              raw_values(s - 1) += value;
+            int found = -1, h = column & (table_size - 1);
+            if (end - b < table_size * 3 / 4) {
+              while (table_columns[h] != -1 && table_columns[h] != column)
+                h = (h + 1) & (table_size - 1);
+              if (table_columns[h] == column)
+                found = b + table_entries[h];
+            } else {
+              for (int r = b; r < end && found < 0; ++r)
+                if (raw_columns(r) == column)
+                  found = r;
+            }
+            if (found >= 0) {
+              raw_values(found) += values(e);
               continue;
             }
-            for (int t = end; t > s; --t) {
-              raw_columns(t) = raw_columns(t - 1);
-              raw_values(t) = raw_values(t - 1);
+            if (end - b < table_size * 3 / 4) {
+              table_columns[h] = column;
+              table_entries[h] = static_cast<std::uint8_t>(end - b);
             }
-            raw_columns(s) = column;
-            raw_values(s) = value;
+            raw_columns(end) = column;
+            raw_values(end) = values(e);
             ++end;
           }
+        }
+        for (int r = b + 1; r < end; ++r) { // distinct columns: any sort is stable
+          int const column = raw_columns(r);
+          double const value = raw_values(r);
+          int s = r;
+          for (; s > b && raw_columns(s - 1) > column; --s) {
+            raw_columns(s) = raw_columns(s - 1);
+            raw_values(s) = raw_values(s - 1);
+          }
+          raw_columns(s) = column;
+          raw_values(s) = value;
         }
         counts(c) = end - b;
       });
