@@ -898,6 +898,56 @@ TEST(PowerDiagram, WarmStartOnTheHardCases) {
 
 namespace {
 
+/// A cloud for the tests of the neighbour graph, and whether its cells meet three at a vertex.
+struct GraphCase {
+  Cloud cloud;
+  bool three_at_a_vertex;
+};
+
+/// The neighbour graph of `pd`'s cells (edge sources by input index, in edge order; the tree
+/// slots of the seed index below are the input indices), and whether each cell has an edge on
+/// the domain's boundary.
+sdot::detail::NeighbourGraph<Kokkos::HostSpace> neighbour_graph_of(sdot::PowerDiagram<>& pd,
+                                                                   std::vector<bool>& on_boundary) {
+  auto const polygons = pd.cell_polygons();
+  auto const offsets = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), polygons.offsets);
+  auto const sources =
+      Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), polygons.edge_sources);
+  int const n = static_cast<int>(offsets.extent(0)) - 1;
+  sdot::detail::NeighbourGraph<Kokkos::HostSpace> graph;
+  graph.offsets = Kokkos::View<int*, Kokkos::HostSpace>("offsets", n + 1);
+  std::vector<int> slots;
+  on_boundary.assign(n, false);
+  for (int i = 0; i < n; ++i) {
+    for (int k = offsets(i); k < offsets(i + 1); ++k)
+      if (sources(k) >= 0)
+        slots.push_back(sources(k));
+      else
+        on_boundary[i] = true;
+    graph.offsets(i + 1) = static_cast<int>(slots.size());
+  }
+  graph.slots = Kokkos::View<int*, Kokkos::HostSpace>("slots", slots.size());
+  std::copy(slots.begin(), slots.end(), graph.slots.data());
+  return graph;
+}
+
+/// Polygon buffers of 64 vertices.
+struct PolygonBuffersForTests {
+  std::vector<double> x = std::vector<double>(128), y = std::vector<double>(128);
+  std::vector<int> labels = std::vector<int>(128);
+  sdot::detail::Polygon polygon() {
+    sdot::detail::Polygon cell;
+    cell.buffers[0] = {x.data(), y.data(), labels.data()};
+    cell.buffers[1] = {x.data() + 64, y.data() + 64, labels.data() + 64};
+    cell.capacity = 64;
+    return cell;
+  }
+};
+
+} // namespace
+
+namespace {
+
 /// A visitor of for_each_second_neighbour (callable where the walk is): records the seeds it
 /// is given, up to `capacity`, counts them, and stops the walk at the first with `stop`.
 struct VisitedSeeds {
@@ -924,39 +974,19 @@ TEST(PowerDiagram, WarmStartWidensThroughEachSecondNeighbourOnce) {
   // twice, or a neighbour) are rare: a seed enclosed by three others is the exception. Where
   // four cells meet at every vertex (a lattice), seeds can be missed: what checks the cells
   // then finds them.
-  struct Case {
-    Cloud cloud;
-    bool three_at_a_vertex;
-  };
-  for (Case const& test :
-       {Case{uniform_cloud(3000, 0, 2), true}, Case{displaced_cells_cloud(3000, 5), true},
-        Case{lattice_cloud(30), false}}) {
+  for (GraphCase const& test :
+       {GraphCase{uniform_cloud(3000, 0, 2), true}, GraphCase{displaced_cells_cloud(3000, 5), true},
+        GraphCase{lattice_cloud(30), false}}) {
     Cloud const& c = test.cloud;
     sdot::PowerDiagramOptions options;
     options.keep_polygons = true;
     sdot::PowerDiagram<> pd(positions_view(c), weights_view(c), unit_square(), options);
-    auto const polygons = pd.cell_polygons();
-    auto const offsets = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), polygons.offsets);
-    auto const sources =
-        Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), polygons.edge_sources);
     int const n = static_cast<int>(c.x.size());
-    sdot::detail::NeighbourGraph<Kokkos::HostSpace> graph;
-    graph.offsets = Kokkos::View<int*, Kokkos::HostSpace>("offsets", n + 1);
-    std::vector<int> slots;
-    std::vector<bool> on_boundary(n, false);
-    for (int i = 0; i < n; ++i) {
-      for (int k = offsets(i); k < offsets(i + 1); ++k)
-        if (sources(k) >= 0)
-          slots.push_back(sources(k));
-        else
-          on_boundary[i] = true;
-      graph.offsets(i + 1) = static_cast<int>(slots.size());
-    }
-    graph.slots = Kokkos::View<int*, Kokkos::HostSpace>("slots", slots.size());
-    std::copy(slots.begin(), slots.end(), graph.slots.data());
+    std::vector<bool> on_boundary;
+    auto const graph = neighbour_graph_of(pd, on_boundary);
     auto const neighbours = [&](int i) {
-      return std::vector<int>(slots.begin() + graph.offsets(i),
-                              slots.begin() + graph.offsets(i + 1));
+      return std::vector<int>(graph.slots.data() + graph.offsets(i),
+                              graph.slots.data() + graph.offsets(i + 1));
     };
     int inner = 0;
     long visits = 0, repeats = 0, missed = 0, ring_size = 0;
@@ -1011,6 +1041,94 @@ TEST(PowerDiagram, WarmStartWidensThroughEachSecondNeighbourOnce) {
       bool const stopped =
           sdot::detail::for_each_second_neighbour(graph, s, VisitedSeeds{nullptr, &calls, 0, true});
       EXPECT_EQ(calls, stopped ? 1 : 0);
+    }
+  }
+}
+
+TEST(PowerDiagram, WarmStartBuildsCellsFromTheirNeighbourCycle) {
+  // cell_from_neighbour_cycle against the domain clipped by the same seeds one by one (the
+  // clips of the warm start): whenever it builds a cell, the same edges in the same cyclic
+  // order and the same vertices within rounding. From each seed's own neighbours it builds
+  // nearly every non-empty cell off the boundary where cells meet three at a vertex, and none
+  // on the boundary; from the neighbours at weights moved by up to half the squared spacing
+  // (some of which no longer bound the cell) it declines some cells. Uniform and clustered
+  // seeds, cells far from their seeds, and a lattice (four cells at every vertex, edges of no
+  // length).
+  for (GraphCase const& test :
+       {GraphCase{uniform_cloud(2000, 0, 91), true},
+        GraphCase{displaced_cells_cloud(2000, 92), true},
+        GraphCase{clustered_cloud(2000, 93), true}, GraphCase{lattice_cloud(30), false}}) {
+    Cloud const& c = test.cloud;
+    int const n = static_cast<int>(c.x.size());
+    sdot::PowerDiagramOptions options;
+    options.keep_polygons = true;
+    sdot::PowerDiagram<> pd(positions_view(c), weights_view(c), unit_square(), options);
+    std::vector<bool> on_boundary;
+    auto const graph = neighbour_graph_of(pd, on_boundary);
+    Cloud moved = c;
+    std::mt19937_64 rng(95);
+    std::uniform_real_distribution<double> nudge(-0.5 / n, 0.5 / n);
+    for (auto& w : moved.w)
+      w += nudge(rng);
+    sdot::detail::SeedTree<Kokkos::HostSpace> tree; // tree slot = input index
+    tree.size = n;
+    tree.seeds = Kokkos::View<sdot::detail::Seed*, Kokkos::HostSpace>("seeds", n);
+    tree.index = Kokkos::View<int*, Kokkos::HostSpace>("index", n);
+    Kokkos::View<double* [2], Kokkos::HostSpace> domain("domain", 4);
+    Kokkos::View<int*, Kokkos::HostSpace> domain_labels("domain_labels", 4);
+    double const corners[4][2] = {{0, 0}, {1, 0}, {1, 1}, {0, 1}};
+    for (int v = 0; v < 4; ++v) {
+      domain(v, 0) = corners[v][0];
+      domain(v, 1) = corners[v][1];
+      domain_labels(v) = sdot::detail::boundary_label(v);
+    }
+    sdot::ConstPoints<Kokkos::HostSpace> const domain_vertices(domain);
+    for (Cloud const* at : {&c, static_cast<Cloud const*>(&moved)}) {
+      SCOPED_TRACE(at == &c ? "own weights" : "moved weights");
+      for (int i = 0; i < n; ++i) {
+        tree.seeds(i) = sdot::detail::Seed{at->x[i][0], at->x[i][1], at->w[i]};
+        tree.index(i) = i;
+      }
+      int built = 0, interior = 0; // interior: non-empty cells off the boundary
+      for (int i = 0; i < n; ++i) {
+        sdot::detail::CellSeed const seed{at->x[i][0], at->x[i][1], at->w[i], i, i};
+        PolygonBuffersForTests direct_buffers, clipped_buffers;
+        auto direct = direct_buffers.polygon();
+        bool const accepted =
+            sdot::detail::cell_from_neighbour_cycle(direct, seed, tree, graph, i, domain_vertices);
+        interior += !on_boundary[i] && graph.offsets(i + 1) - graph.offsets(i) >= 3;
+        if (!accepted)
+          continue;
+        ++built;
+        EXPECT_FALSE(on_boundary[i] && at == &c) << "seed " << i;
+        auto clipped = clipped_buffers.polygon();
+        sdot::detail::start_from_domain(clipped, seed.x, seed.y, domain_vertices,
+                                        Kokkos::View<int const*, Kokkos::HostSpace>(domain_labels));
+        sdot::detail::ClipResult result = sdot::detail::ClipResult::unchanged;
+        for (int k = graph.offsets(i); k < graph.offsets(i + 1); ++k) {
+          int const j = graph.slots(k);
+          sdot::detail::Seed const other = tree.seeds(j);
+          double const dx = other.x - seed.x, dy = other.y - seed.y;
+          sdot::detail::clip_by_other(clipped, seed, j, dx * dx + dy * dy, other, result);
+        }
+        ASSERT_EQ(direct.size, clipped.size) << "seed " << i;
+        int shift = 0; // where the clipped polygon starts in the direct one
+        while (shift < direct.size && direct.label(shift) != clipped.label(0))
+          ++shift;
+        ASSERT_LT(shift, direct.size) << "seed " << i;
+        for (int k = 0; k < direct.size; ++k) {
+          int const d = (k + shift) % direct.size;
+          EXPECT_EQ(direct.label(d), clipped.label(k)) << "seed " << i << " edge " << k;
+          EXPECT_NEAR(direct.x(d), clipped.x(k), 1e-12) << "seed " << i << " vertex " << k;
+          EXPECT_NEAR(direct.y(d), clipped.y(k), 1e-12) << "seed " << i << " vertex " << k;
+        }
+      }
+      if (test.three_at_a_vertex && at == &c)
+        EXPECT_GT(built, 0.95 * interior);
+      if (test.three_at_a_vertex && at == &moved) {
+        EXPECT_GT(built, 0);
+        EXPECT_LT(built, interior);
+      }
     }
   }
 }
