@@ -907,56 +907,70 @@ private:
 TEST(OptimalTransport, AggregationCycleMatchesAReferenceCycle) {
   // The preconditioner applied to a vector, against the cycle written out on the host, for
   // the default cycle and others (aggregates that tile the slices of 8 rows or not, more sweeps,
-  // V- and triple cycles), on a diagram at weights that move the cells off their seeds.
+  // V- and triple cycles), on a diagram at weights that move the cells off their seeds, and on
+  // one with a cell of most of the domain.
   using Space = Kokkos::DefaultExecutionSpace;
-  auto c = uniform_cloud(700, 0, 46);
-  int const n = static_cast<int>(c.x.size());
-  for (int i = 0; i < n; ++i)
-    c.w[i] = 2e-3 * (std::sin(8 * c.x[i][0]) + std::cos(6 * c.x[i][1]));
-  sdot::PowerDiagram<> pd(positions_view(c), weights_view(c), unit_square());
-  auto const jacobian = sdot::measure_jacobian(pd, positions_view(c));
-  Space space;
-  auto const order_view = sdot::detail::morton_order(space, sdot::ConstPoints<>(positions_view(c)));
-  auto const order = to_vector(order_view);
-  auto const diagonal = to_vector(jacobian.diagonal);
-  auto const entries = host_entries(jacobian.extended);
-  std::vector<double> r(n);
-  for (int i = 0; i < n; ++i)
-    r[i] = std::sin(1.7 * i) + 0.2 * std::cos(0.3 * i);
-  std::vector<int> identity(n);
-  std::iota(identity.begin(), identity.end(), 0);
-  struct Case {
-    int matched_levels, aggregate_size, sweeps, cycle;
-    bool ordered; // along the Z-order curve, or in the rows' order (no `order` given)
-  };
-  for (Case const k : {Case{3, 4, 1, 2, true}, Case{1, 4, 1, 2, true}, Case{9, 4, 2, 1, true},
-                       Case{3, 4, 1, 2, false}, Case{0, 4, 1, 2, true}, Case{0, 2, 1, 2, true},
-                       Case{0, 8, 2, 2, true}, Case{0, 3, 1, 2, true}, Case{0, 4, 2, 1, true},
-                       Case{0, 5, 3, 3, true}, Case{0, 4, 1, 2, false}}) {
-    SCOPED_TRACE(std::to_string(k.matched_levels) + " matched levels, aggregates of " +
-                 std::to_string(k.aggregate_size) + ", " + std::to_string(k.sweeps) +
-                 " sweeps, cycle " + std::to_string(k.cycle) +
-                 (k.ordered ? ", Z order" : ", rows' order"));
-    sdot::AggregationOptions options;
-    options.coarsest_size = 20;
-    options.matched_levels = k.matched_levels;
-    options.aggregate_size = k.aggregate_size;
-    options.sweeps = k.sweeps;
-    options.cycle = k.cycle;
-    sdot::detail::AggregationMultigrid<Space> multigrid(
-        space, jacobian.extended, jacobian.diagonal,
-        k.ordered ? order_view : decltype(order_view)(), true, options);
-    ASSERT_GE(multigrid.levels(), 3);
-    Kokkos::View<double*> z("test::z", n);
-    multigrid.apply(space, view_of(r), z);
-    auto const got = to_vector(z);
-    auto const& levels_order = k.ordered ? order : identity;
-    ReferenceMultigrid const reference(entries, diagonal, levels_order, options);
-    EXPECT_EQ(multigrid.levels(), reference.levels());
-    auto const expected = reference.apply(r, levels_order);
-    double const scale = largest_magnitude(expected); // they agree to ~1e-14 of it
+  auto smooth = uniform_cloud(700, 0, 46);
+  for (std::size_t i = 0; i < smooth.x.size(); ++i)
+    smooth.w[i] = 2e-3 * (std::sin(8 * smooth.x[i][0]) + std::cos(6 * smooth.x[i][1]));
+  // A cell of most of the domain, a disk, among small ones around it (none empty): a row of
+  // ~150 entries, and coarse rows of more distinct columns than the Galerkin rows' table takes.
+  Cloud hub{{{0.5, 0.5}}, {0.2}};
+  for (auto const& x : uniform_cloud(3000, 0, 47).x)
+    if (std::hypot(x[0] - 0.5, x[1] - 0.5) > 0.47) {
+      hub.x.push_back(x);
+      hub.w.push_back(0);
+    }
+  for (Cloud const* cloud : {&smooth, &hub}) {
+    Cloud const& c = *cloud;
+    SCOPED_TRACE(cloud == &smooth ? "smooth weights" : "a cell of most of the domain");
+    int const n = static_cast<int>(c.x.size());
+    sdot::PowerDiagram<> pd(positions_view(c), weights_view(c), unit_square());
+    auto const jacobian = sdot::measure_jacobian(pd, positions_view(c));
+    Space space;
+    auto const order_view =
+        sdot::detail::morton_order(space, sdot::ConstPoints<>(positions_view(c)));
+    auto const order = to_vector(order_view);
+    auto const diagonal = to_vector(jacobian.diagonal);
+    auto const entries = host_entries(jacobian.extended);
+    std::vector<double> r(n);
     for (int i = 0; i < n; ++i)
-      ASSERT_NEAR(got[i], expected[i], 1e-12 * scale) << "row " << i;
+      r[i] = std::sin(1.7 * i) + 0.2 * std::cos(0.3 * i);
+    std::vector<int> identity(n);
+    std::iota(identity.begin(), identity.end(), 0);
+    struct Case {
+      int matched_levels, aggregate_size, sweeps, cycle;
+      bool ordered; // along the Z-order curve, or in the rows' order (no `order` given)
+    };
+    for (Case const k : {Case{3, 4, 1, 2, true}, Case{1, 4, 1, 2, true}, Case{9, 4, 2, 1, true},
+                         Case{3, 4, 1, 2, false}, Case{0, 4, 1, 2, true}, Case{0, 2, 1, 2, true},
+                         Case{0, 8, 2, 2, true}, Case{0, 3, 1, 2, true}, Case{0, 4, 2, 1, true},
+                         Case{0, 5, 3, 3, true}, Case{0, 4, 1, 2, false}}) {
+      SCOPED_TRACE(std::to_string(k.matched_levels) + " matched levels, aggregates of " +
+                   std::to_string(k.aggregate_size) + ", " + std::to_string(k.sweeps) +
+                   " sweeps, cycle " + std::to_string(k.cycle) +
+                   (k.ordered ? ", Z order" : ", rows' order"));
+      sdot::AggregationOptions options;
+      options.coarsest_size = 20;
+      options.matched_levels = k.matched_levels;
+      options.aggregate_size = k.aggregate_size;
+      options.sweeps = k.sweeps;
+      options.cycle = k.cycle;
+      sdot::detail::AggregationMultigrid<Space> multigrid(
+          space, jacobian.extended, jacobian.diagonal,
+          k.ordered ? order_view : decltype(order_view)(), true, options);
+      ASSERT_GE(multigrid.levels(), 3);
+      Kokkos::View<double*> z("test::z", n);
+      multigrid.apply(space, view_of(r), z);
+      auto const got = to_vector(z);
+      auto const& levels_order = k.ordered ? order : identity;
+      ReferenceMultigrid const reference(entries, diagonal, levels_order, options);
+      EXPECT_EQ(multigrid.levels(), reference.levels());
+      auto const expected = reference.apply(r, levels_order);
+      double const scale = largest_magnitude(expected); // they agree to ~1e-14 of it
+      for (int i = 0; i < n; ++i)
+        ASSERT_NEAR(got[i], expected[i], 1e-12 * scale) << "row " << i;
+    }
   }
 }
 
