@@ -288,7 +288,8 @@ struct WarmCellsStep {
     int through[max_widened_through];
     int const nb_through = widen ? widened_through(s, through) : 0;
     int const begin = graph.offsets(s), end = graph.offsets(s + 1);
-    if (begin == end || cells.abandon.given_up()) {
+    // (A cell to widen has its first cell in its slot; without one it is searched.)
+    if (begin == end || cells.abandon.given_up() || (widen && kept.counts(s) < 0)) {
       kept.counts(s) = -1;
       state(s) = cell_to_search;
       return;
