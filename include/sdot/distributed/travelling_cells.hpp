@@ -639,15 +639,8 @@ struct TravelStep {
     int const size = box_cells.capacity > 0 ? box_cells.counts(item) : -1;
     if (size < 0)
       return clip_by_rank_tree(cell, seed, l);
-    cell.size = 0;
-    cell.max_radius2 = 0;
     int const first = forest.seeds.first(l);
-    std::size_t const begin = std::size_t(item) * std::size_t(box_cells.capacity);
-    for (int k = 0; k < size; ++k) {
-      int const label = box_cells.labels(begin + k);
-      cell.push(box_cells.vertices(begin + k, 0), box_cells.vertices(begin + k, 1),
-                label < 0 ? label : row_gids(first + label));
-    }
+    start_from_slot(cell, box_cells, item, [&](int label) { return row_gids(first + label); });
     return size == 0 ? ClipResult::emptied : ClipResult::clipped;
   }
 

@@ -62,16 +62,26 @@ KOKKOS_INLINE_FUNCTION void keep_in_slot(SlotPolygons<MemorySpace> const& kept, 
   kept.counts(slot) = cell.size;
 }
 
-/// Starts `cell` as the polygon in the slot of tree slot `slot` (which must have one): the same
-/// bits as the polygon that was kept, to be cut further.
-template <class MemorySpace>
+/// Starts `cell` as the polygon in slot `slot` (which must have one): the same bits as the
+/// polygon that was kept, to be cut further; each edge label l ≥ 0 becomes relabel(l).
+template <class MemorySpace, class Relabel>
 KOKKOS_INLINE_FUNCTION void start_from_slot(Polygon& cell, SlotPolygons<MemorySpace> const& kept,
-                                            int slot) {
+                                            int slot, Relabel const& relabel) {
   cell.size = 0;
   cell.max_radius2 = 0;
   std::size_t const begin = std::size_t(slot) * std::size_t(kept.capacity);
-  for (int k = 0; k < kept.counts(slot); ++k)
-    cell.push(kept.vertices(begin + k, 0), kept.vertices(begin + k, 1), kept.labels(begin + k));
+  for (int k = 0; k < kept.counts(slot); ++k) {
+    int const label = kept.labels(begin + k);
+    cell.push(kept.vertices(begin + k, 0), kept.vertices(begin + k, 1),
+              label < 0 ? label : relabel(label));
+  }
+}
+
+/// start_from_slot() with the labels as kept.
+template <class MemorySpace>
+KOKKOS_INLINE_FUNCTION void start_from_slot(Polygon& cell, SlotPolygons<MemorySpace> const& kept,
+                                            int slot) {
+  start_from_slot(cell, kept, slot, [](int label) { return label; });
 }
 
 /// The cell step of build_cells(), which also copies a cell that fits into its slot (the

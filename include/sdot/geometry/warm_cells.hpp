@@ -207,11 +207,12 @@ cell_from_neighbour_cycle(Polygon& cell, CellSeed const& seed, SeedTree<MemorySp
   };
   cell.size = 0;
   cell.max_radius2 = 0;
-  Line previous = line(m - 1);
+  Line const closing = line(m - 1);
+  Line previous = closing;
   int crossings = 0; // of the normals through the direction (1, 0)
   double last_x = 0, last_y = 0;
   for (int k = 0; k < m; ++k) {
-    Line const next = line(k);
+    Line const next = k + 1 < m ? line(k) : closing;
     double const turn = previous.ax * next.ay - previous.ay * next.ax;
     if (!(turn > 0))
       return false;
@@ -402,7 +403,12 @@ struct CertifyEdges {
       int const t = slot_of(j);
       int const other_size = kept.counts(t);
       std::size_t const other_begin = std::size_t(t) * std::size_t(kept.capacity);
-      if (same_neighbours(begin, size, k, i, other_begin, other_size))
+      // The same edge in the other cell runs the other way: from b to a.
+      int other_edge = -1;
+      for (int q = 0; q < other_size && other_edge < 0; ++q)
+        if (kept.labels(other_begin + q) == i)
+          other_edge = q;
+      if (other_edge >= 0 && same_neighbours(begin, size, k, other_begin, other_size, other_edge))
         continue;
       double const ax = kept.absolute(begin + k, 0, me), ay = kept.absolute(begin + k, 1, me);
       double const bx = kept.absolute(next, 0, me), by = kept.absolute(next, 1, me);
@@ -412,19 +418,14 @@ struct CertifyEdges {
                    sdot::compat::fabs(other.x - me.x) + sdot::compat::fabs(other.y - me.y));
       if ((bx - ax) * (bx - ax) + (by - ay) * (by - ay) <= tolerance * tolerance)
         continue;
-      // The same edge in the other cell runs the other way: from b to a.
-      bool same = false;
-      int other_edge = -1;
-      for (int q = 0; q < other_size; ++q)
-        if (kept.labels(other_begin + q) == i) {
-          other_edge = q;
-          std::size_t const other_next = other_begin + (q + 1 == other_size ? 0 : q + 1);
-          same = sdot::compat::fabs(kept.absolute(other_begin + q, 0, other) - bx) <= tolerance &&
-                 sdot::compat::fabs(kept.absolute(other_begin + q, 1, other) - by) <= tolerance &&
-                 sdot::compat::fabs(kept.absolute(other_next, 0, other) - ax) <= tolerance &&
-                 sdot::compat::fabs(kept.absolute(other_next, 1, other) - ay) <= tolerance;
-          break;
-        }
+      std::size_t const other_next =
+          other_begin + (other_edge + 1 == other_size ? 0 : other_edge + 1);
+      bool const same =
+          other_edge >= 0 &&
+          sdot::compat::fabs(kept.absolute(other_begin + other_edge, 0, other) - bx) <= tolerance &&
+          sdot::compat::fabs(kept.absolute(other_begin + other_edge, 1, other) - by) <= tolerance &&
+          sdot::compat::fabs(kept.absolute(other_next, 0, other) - ax) <= tolerance &&
+          sdot::compat::fabs(kept.absolute(other_next, 1, other) - ay) <= tolerance;
       if (same)
         continue;
       // Both are certified again next round, whatever is built again (see the loop).
@@ -441,20 +442,20 @@ struct CertifyEdges {
     }
   }
 
-  /// Whether the cell in the slot at `other_begin` (`other_size` vertices) has an edge labelled
-  /// `i` between the labels of the edges around edge k of the cell at `begin`, taken the other
-  /// way: then both edges join the points where the same three lines meet (their seeds'
-  /// bisectors or the domain's sides), the same edge up to rounding, and the comparison of
-  /// coordinates below (which reads the other cell's vertices) is not needed.
-  KOKKOS_INLINE_FUNCTION bool same_neighbours(std::size_t begin, int size, int k, int i,
-                                              std::size_t other_begin, int other_size) const {
+  /// Whether edge `other_edge` of the cell in the slot at `other_begin` (`other_size`
+  /// vertices), labelled with this cell's seed, lies between the labels of the edges around
+  /// edge k of the cell at `begin`, taken the other way: then both edges join the points where
+  /// the same three lines meet (their seeds' bisectors or the domain's sides), the same edge up
+  /// to rounding, and the comparison of coordinates (which reads the other cell's vertices) is
+  /// not needed.
+  KOKKOS_INLINE_FUNCTION bool same_neighbours(std::size_t begin, int size, int k,
+                                              std::size_t other_begin, int other_size,
+                                              int other_edge) const {
     int const before = kept.labels(begin + (k == 0 ? size - 1 : k - 1));
     int const after = kept.labels(begin + (k + 1 == size ? 0 : k + 1));
-    for (int q = 0; q < other_size; ++q)
-      if (kept.labels(other_begin + q) == i)
-        return kept.labels(other_begin + (q + 1 == other_size ? 0 : q + 1)) == before &&
-               kept.labels(other_begin + (q == 0 ? other_size - 1 : q - 1)) == after;
-    return false;
+    int const q = other_edge;
+    return kept.labels(other_begin + (q + 1 == other_size ? 0 : q + 1)) == before &&
+           kept.labels(other_begin + (q == 0 ? other_size - 1 : q - 1)) == after;
   }
 
   KOKKOS_INLINE_FUNCTION static unsigned edge_bit(int k) {

@@ -343,8 +343,9 @@ mg_coarsen(ExecutionSpace const& space, MultigridLevel<MemorySpace> const& fine,
           int const m = members(p);
           for (int e = row_map(m); e < row_map(m + 1); ++e) {
             int const column = aggregate(columns(e));
+            bool const in_table = end - b < table_size * 3 / 4;
             int found = -1, h = column & (table_size - 1);
-            if (end - b < table_size * 3 / 4) {
+            if (in_table) {
               while (table_columns[h] != -1 && table_columns[h] != column)
                 h = (h + 1) & (table_size - 1);
               if (table_columns[h] == column)
@@ -358,7 +359,7 @@ mg_coarsen(ExecutionSpace const& space, MultigridLevel<MemorySpace> const& fine,
               raw_values(found) += values(e);
               continue;
             }
-            if (end - b < table_size * 3 / 4) {
+            if (in_table) {
               table_columns[h] = column;
               table_entries[h] = static_cast<std::uint8_t>(end - b);
             }
