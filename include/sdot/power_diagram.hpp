@@ -8,6 +8,7 @@
 
 #include <sdot/base/scan.hpp>
 #include <sdot/distributed/travelling_cells.hpp>
+#include <sdot/geometry/box_cells.hpp>
 #include <sdot/geometry/canonical_cells.hpp>
 #include <sdot/geometry/cells.hpp>
 #include <sdot/geometry/coarse_to_fine.hpp>
@@ -621,8 +622,7 @@ void PowerDiagram<ExecutionSpace, Input>::compute_one_box() {
   detail::PhaseClock phases(statistics_.seconds, options_.phase_ended);
   int const n = size();
   statistics_.index_kept = tree_built_;
-  // A new index, new weights in the index built, or (a recomputation) the index as it is. A
-  // warm start computes the new weights' bounds only if a cell goes to the search.
+  // A new index, new weights in the index built, or (a recomputation) the index as it is.
   if (!tree_built_) {
     tree_ = detail::build_seed_tree(space_, ConstPoints<memory_space>(positions_),
                                     Kokkos::View<double const*, memory_space>(weights_),
@@ -636,15 +636,16 @@ void PowerDiagram<ExecutionSpace, Input>::compute_one_box() {
           detail::renumbered_graph(space_, moved_neighbours_, n, tree_.index, tree_slot_of_index());
     moved_neighbours_ = {};
   }
-  bool const warm = options_.warm_start && !neighbours_.empty();
   if (tree_built_ && reweight_tree_) {
     detail::set_seed_weights(space_, tree_, Kokkos::View<double const*, memory_space>(weights_));
     weight_bounds_stale_ = true;
   }
-  if (!warm) // the search reads them, and coarse_to_fine's choice
-    update_weight_bounds();
   tree_built_ = true;
   reweight_tree_ = false;
+  // A warm start computes the new weights' bounds only if a cell goes to the search; the
+  // search and coarse_to_fine's choice read them.
+  if (!options_.warm_start || neighbours_.empty())
+    update_weight_bounds();
   space_.fence();
   phases.end("tree");
   outputs_ = detail::allocate_cell_outputs(space_, n, "sdot::");
@@ -660,47 +661,21 @@ void PowerDiagram<ExecutionSpace, Input>::compute_one_box() {
         Kokkos::View<int, memory_space>(Kokkos::view_alloc(space_, "sdot::abandon_below"));
     abandon.below = options_.abandon_below;
   }
-  detail::CellsReport report;
-  bool built = false;
-  statistics_.coarse_levels = 0;
-  // Cells built from candidates and certified: the earlier neighbours (warm_start), or the
-  // seeds located around each seed in coarser diagrams (coarse_to_fine).
-  std::optional<detail::WarmReport> certified;
-  if (warm) {
-    certified = detail::build_cells_from_neighbours(
-        space_, tree_, const_domain_vertices(), const_domain_labels(), options_.vertex_capacity,
-        outputs_, kept_, neighbours_, tree_slot_of_index(), domain_.area, domain_length(), abandon,
-        [this] { update_weight_bounds(); });
-  } else if (detail::coarse_to_fine_pays(space_, tree_, coarse_to_fine_choice(),
-                                         options_.vertex_capacity,
-                                         static_cast<int>(domain_.vertices.size()))) {
-    auto const coarse = detail::coarse_cells(
-        space_, tree_, const_domain_vertices(), const_domain_labels(), options_.vertex_capacity,
-        options_.leaf_size, options_.coarsest_level_seeds, domain_.area, domain_length());
-    certified = detail::build_cells_from_coarse_cells(
-        space_, tree_, const_domain_vertices(), const_domain_labels(), options_.vertex_capacity,
-        outputs_, kept_, coarse, tree_slot_of_index(), domain_.area, domain_length(), abandon);
-    statistics_.coarse_levels = coarse.levels;
-  }
-  if (certified) {
-    report = certified->cells;
-    built = certified->certified || certified->cells.abandoned; // else all built again
-    statistics_.warm_cells = certified->certified ? certified->warm_cells : 0;
-    statistics_.warm_rounds = certified->rounds;
-  }
-  if (!built) {
-    update_weight_bounds();
-    report =
-        options_.keep_polygons || options_.warm_start || statistics_.coarse_levels > 0
-            ? detail::build_cells_keeping_polygons(space_, tree_, const_domain_vertices(),
-                                                   const_domain_labels(), options_.vertex_capacity,
-                                                   outputs_, kept_, abandon)
-            : detail::build_cells(space_, tree_, const_domain_vertices(), const_domain_labels(),
-                                  options_.vertex_capacity, outputs_, abandon);
-  }
-  // The neighbours for the next computation: those of a complete one.
-  if (options_.warm_start && !report.abandoned && kept_.capacity > 0)
-    neighbours_ = detail::neighbour_graph(space_, tree_, kept_, tree_slot_of_index());
+  detail::BoxCellsOptions box;
+  box.vertex_capacity = options_.vertex_capacity;
+  box.leaf_size = options_.leaf_size;
+  box.coarse = coarse_to_fine_choice();
+  box.warm_start = options_.warm_start;
+  box.keep_polygons = options_.keep_polygons;
+  box.domain_area = domain_.area;
+  box.domain_length = domain_length();
+  auto const built = detail::build_one_box_cells(
+      space_, tree_, const_domain_vertices(), const_domain_labels(), box, outputs_, kept_,
+      neighbours_, tree_slot_of_index(), abandon, [this] { update_weight_bounds(); });
+  detail::CellsReport const& report = built.cells;
+  statistics_.coarse_levels = built.coarse_levels;
+  statistics_.warm_cells = built.warm_cells;
+  statistics_.warm_rounds = built.warm_rounds;
   statistics_.abandoned = report.abandoned;
   space_.fence();
   phases.end("cells");

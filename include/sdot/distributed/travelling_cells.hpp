@@ -27,6 +27,7 @@
 #include <sdot/base/views.hpp>
 #include <sdot/distributed/boxes.hpp>
 #include <sdot/distributed/rank_envelopes.hpp>
+#include <sdot/geometry/box_cells.hpp>
 #include <sdot/geometry/cell_kernel.hpp>
 #include <sdot/geometry/cells.hpp>
 #include <sdot/geometry/coarse_to_fine.hpp>
@@ -837,15 +838,11 @@ public:
     box_warm_rounds_ = 0;
     box_coarse_levels_ = 0;
     envelopes_ = RankEnvelopes<memory_space>{};
-    if (warm_start || !coarse.never) {
-      // Without warm_start, the boxes whose first cells coarser diagrams do not build are
-      // searched in round 0, as without box cells (and no phase is reported).
-      if (build_box_cells(warm_start, coarse) || warm_start) {
-        space_.fence();
-        phases.end("box_cells");
-      }
-      build_rank_envelopes();
+    if (build_box_cells(warm_start, coarse) || warm_start) {
+      space_.fence();
+      phases.end("box_cells");
     }
+    build_rank_envelopes();
     allocate_home_outputs(n);
     Rows results = travel();
     statistics_.warm_cells = box_warm_cells_;
@@ -966,79 +963,48 @@ public:
   }
 
   /// The round-0 cells of each local box (the domain cut by the box's seeds alone) into
-  /// box_cells_, by forest item. With `warm_start`, a box whose last run left a neighbour graph
-  /// builds them from it (build_cells_from_neighbours: certified, exact as the search); a box
-  /// without one, from coarser diagrams where `coarse` says so (build_cells_from_coarse_cells:
-  /// certified too); otherwise, or when the certification fails, they are searched, and each
-  /// box keeps its new graph for the next run. Without `warm_start`, only the boxes built from
-  /// coarser diagrams have cells here (the others are searched in round 0). Returns whether a
-  /// box built cells from coarser diagrams. A cell below abandon_below stops the pass (each cell
-  /// holds its final cell); the first round then gives up on every process, and the graphs of
-  /// the last complete pass are kept.
+  /// box_cells_, by forest item, each box as one box builds its cells (build_one_box_cells()):
+  /// with `warm_start`, from the box's earlier neighbours, certified, or else by the search, each
+  /// box keeping its new graph for the next run; without it, only the boxes whose cells come
+  /// from coarser diagrams (where `coarse` says so, certified) have cells here: round 0 searches
+  /// the others, deciding where each cell goes as it builds it, without slots. Returns whether
+  /// a box built cells here. A cell below abandon_below stops the pass (each cell holds its
+  /// final cell); the first round then gives up on every process, and the graphs of the last
+  /// complete pass are kept.
   bool build_box_cells(bool warm_start, CoarseToFineChoice const& coarse) {
     sdot::compat::ScopedRegion region("sdot::travel::box_cells");
     int const local = ranks_.local_count();
-    int const capacity = polygon_capacity();
-    int const domain_size = static_cast<int>(domain_vertices_.extent(0));
-    bool const graphs = box_graphs_.size() == std::size_t(local);
-    std::vector<char> pays(local, 0);
-    bool any_pays = false;
-    for (int l = 0; l < local; ++l) {
-      pays[l] = (!warm_start || !graphs || box_graphs_[l].empty()) &&
-                coarse_to_fine_pays(space_, boxes_[l].tree, coarse, capacity, domain_size);
-      any_pays |= pays[l] != 0;
-    }
-    if (!warm_start && !any_pays)
-      return false;
-    if (!graphs)
+    if (box_graphs_.size() != std::size_t(local))
       number_box_rows();
+    BoxCellsOptions options;
+    options.vertex_capacity = polygon_capacity();
+    options.leaf_size = leaf_size_;
+    options.coarse = coarse;
+    options.warm_start = warm_start;
+    options.keep_polygons = true; // round 0 reads them
+    options.search_uncertified = warm_start;
+    options.domain_area = domain_area_;
+    options.domain_length = domain_length_;
     std::vector<SlotPolygons<memory_space>> kept(local);
-    bool any_coarse = false;
+    bool any_built = false;
     for (int l = 0; l < local; ++l) {
       SeedTree<memory_space> const& tree = boxes_[l].tree;
       if (tree.size == 0)
         continue;
       auto const out = allocate_cell_outputs(space_, tree.size, "sdot::travel::box_cells::");
-      auto const slot_of = Kokkos::View<int const*, memory_space>(box_slot_of_[l]);
-      // Cells built from candidates and certified: the box's earlier neighbours, or the seeds
-      // located around each seed in coarser diagrams of the box's seeds.
-      std::optional<WarmReport> certified;
-      int coarse_levels = 0;
-      if (warm_start && !box_graphs_[l].empty()) {
-        certified = build_cells_from_neighbours(space_, tree, domain_vertices_, domain_labels_,
-                                                capacity, out, kept[l], box_graphs_[l], slot_of,
-                                                domain_area_, domain_length_, abandon_);
-      } else if (pays[l]) {
-        auto const levels = coarse_cells(space_, tree, domain_vertices_, domain_labels_, capacity,
-                                         leaf_size_, coarse.coarsest, domain_area_, domain_length_);
-        certified = build_cells_from_coarse_cells(space_, tree, domain_vertices_, domain_labels_,
-                                                  capacity, out, kept[l], levels, slot_of,
-                                                  domain_area_, domain_length_, abandon_);
-        any_coarse = true;
-        coarse_levels = levels.levels;
-      }
-      bool built = false;
-      if (certified) {
-        if (certified->cells.abandoned)
-          return any_coarse;
-        built = certified->certified;
-        box_warm_cells_ += built ? certified->warm_cells : 0;
-        box_warm_rounds_ = std::max(box_warm_rounds_, certified->rounds);
-        box_coarse_levels_ = std::max(box_coarse_levels_, coarse_levels);
-      }
-      if (!built)
-        kept[l] = SlotPolygons<memory_space>{}; // nothing certified: searched below or in round 0
-      if (!built && warm_start &&
-          build_cells_keeping_polygons(space_, tree, domain_vertices_, domain_labels_, capacity,
-                                       out, kept[l], abandon_)
-              .abandoned)
-        return any_coarse;
-      if (warm_start)
-        box_graphs_[l] = kept[l].capacity > 0 ? neighbour_graph(space_, tree, kept[l], slot_of)
-                                              : NeighbourGraph<memory_space>{};
+      // The box's index has its weight bounds (build_boxes_and_trees, reweight_boxes_and_trees).
+      auto const built = build_one_box_cells(
+          space_, tree, domain_vertices_, domain_labels_, options, out, kept[l], box_graphs_[l],
+          Kokkos::View<int const*, memory_space>(box_slot_of_[l]), abandon_, [] {});
+      any_built |= built.built;
+      if (built.cells.abandoned)
+        return any_built;
+      box_warm_cells_ += built.warm_cells;
+      box_warm_rounds_ = std::max(box_warm_rounds_, built.warm_rounds);
+      box_coarse_levels_ = std::max(box_coarse_levels_, built.coarse_levels);
     }
     concatenate_box_cells(kept);
-    return any_coarse;
+    return any_built;
   }
 
   /// The global index of each box row (row_gids_, at the box's forest offset) and each box's
