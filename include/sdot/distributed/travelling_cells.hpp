@@ -968,9 +968,9 @@ public:
   /// box keeping its new graph for the next run; without it, only the boxes whose cells come
   /// from coarser diagrams (where `coarse` says so, certified) have cells here: round 0 searches
   /// the others, deciding where each cell goes as it builds it, without slots. Returns whether
-  /// a box built cells here. A cell below abandon_below stops the pass (each cell holds its
-  /// final cell); the first round then gives up on every process, and the graphs of the last
-  /// complete pass are kept.
+  /// a box built cells here or built coarser diagrams for them. A cell below abandon_below stops
+  /// the pass (each cell holds its final cell); the first round then gives up on every process, and
+  /// the graphs of the last complete pass are kept.
   bool build_box_cells(bool warm_start, CoarseToFineChoice const& coarse) {
     sdot::compat::ScopedRegion region("sdot::travel::box_cells");
     int const local = ranks_.local_count();
@@ -986,7 +986,7 @@ public:
     options.domain_area = domain_area_;
     options.domain_length = domain_length_;
     std::vector<SlotPolygons<memory_space>> kept(local);
-    bool any_built = false;
+    bool worked = false;
     for (int l = 0; l < local; ++l) {
       SeedTree<memory_space> const& tree = boxes_[l].tree;
       if (tree.size == 0)
@@ -996,15 +996,15 @@ public:
       auto const built = build_one_box_cells(
           space_, tree, domain_vertices_, domain_labels_, options, out, kept[l], box_graphs_[l],
           Kokkos::View<int const*, memory_space>(box_slot_of_[l]), abandon_, [] {});
-      any_built |= built.built;
+      worked |= built.built || built.coarse_levels > 0;
       if (built.cells.abandoned)
-        return any_built;
+        return worked;
       box_warm_cells_ += built.warm_cells;
       box_warm_rounds_ = std::max(box_warm_rounds_, built.warm_rounds);
       box_coarse_levels_ = std::max(box_coarse_levels_, built.coarse_levels);
     }
     concatenate_box_cells(kept);
-    return any_built;
+    return worked;
   }
 
   /// The global index of each box row (row_gids_, at the box's forest offset) and each box's

@@ -94,12 +94,14 @@ BoxCellsReport build_one_box_cells(
   if (!report.built) {
     weight_bounds();
     report.built = true;
-    report.cells =
-        options.keep_polygons || options.warm_start || report.coarse_levels > 0
-            ? build_cells_keeping_polygons(space, tree, domain_vertices, domain_labels, capacity,
-                                           out, kept, abandon)
-            : (kept = SlotPolygons<MemorySpace>{},
-               build_cells(space, tree, domain_vertices, domain_labels, capacity, out, abandon));
+    if (options.keep_polygons || options.warm_start || report.coarse_levels > 0) {
+      report.cells = build_cells_keeping_polygons(space, tree, domain_vertices, domain_labels,
+                                                  capacity, out, kept, abandon);
+    } else {
+      kept = SlotPolygons<MemorySpace>{};
+      report.cells =
+          build_cells(space, tree, domain_vertices, domain_labels, capacity, out, abandon);
+    }
   }
   // The neighbours for the next computation: those of a complete one.
   if (options.warm_start && !report.cells.abandoned)
