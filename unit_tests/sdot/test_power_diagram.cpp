@@ -4,6 +4,7 @@
 #include "reference_cases.hpp"
 #include "test_setup.hpp"
 
+#include <sdot/geometry/box_cells.hpp>
 #include <sdot/geometry/coarse_to_fine.hpp>
 #include <sdot/picture.hpp>
 #include <sdot/sdot.hpp>
@@ -14,6 +15,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iterator>
 #include <limits>
 #include <numeric>
@@ -610,6 +612,118 @@ TEST(PowerDiagram, CoarseToFineThenWarmStart) {
       ASSERT_NEAR(got[i], ref.measures[i], 1e-12) << "beta " << beta << ", seed " << i;
     EXPECT_EQ(pd.statistics().coarse_levels, 0); // the earlier neighbours instead
   }
+}
+
+TEST(PowerDiagram, OneBoxCellsFollowTheirOptions) {
+  // build_one_box_cells, which builds one box's diagram and each box's first-round cells of
+  // several ranks: by the search, from the earlier neighbours, from coarser diagrams, or (without
+  // search_uncertified) nothing where nothing was certified; the neighbour graph kept only from
+  // a complete computation; the index's weight bounds asked for before any search.
+  using Space = Kokkos::DefaultExecutionSpace;
+  using Memory = Space::memory_space;
+  Space const space;
+  auto const c = clustered_cloud(1000, 74);
+  auto const far = with_spread_weights(c); // cells away from their seeds, few empty
+  Cloud nearby = far;
+  for (double& w : nearby.w)
+    w *= 1.01;
+  int const n = static_cast<int>(c.x.size());
+  auto tree = sdot::detail::build_seed_tree<Space, Memory>(
+      space, sdot::ConstPoints<>(positions_view(far)),
+      Kokkos::View<double const*>(weights_view(far)), 8);
+  Kokkos::View<double* [2], sdot::points_layout<Memory>, Memory> domain("domain", 4);
+  Kokkos::View<int*, Memory> domain_labels("domain_labels", 4);
+  auto domain_host = Kokkos::create_mirror_view(domain);
+  auto labels_host = Kokkos::create_mirror_view(domain_labels);
+  double const corners[4][2] = {{0, 0}, {1, 0}, {1, 1}, {0, 1}};
+  for (int v = 0; v < 4; ++v) {
+    domain_host(v, 0) = corners[v][0];
+    domain_host(v, 1) = corners[v][1];
+    labels_host(v) = sdot::detail::boundary_label(v);
+  }
+  Kokkos::deep_copy(domain, domain_host);
+  Kokkos::deep_copy(domain_labels, labels_host);
+  auto const slot_of = sdot::detail::slot_of_index(space, tree);
+  bool stale = false; // the index's weight bounds are those of earlier weights
+  int asked = 0;      // calls for the bounds
+  std::function<void()> const weight_bounds = [&] {
+    ++asked;
+    if (stale)
+      sdot::detail::compute_weight_bounds(space, tree);
+    stale = false;
+  };
+  std::vector<double> measures;
+  auto run = [&](sdot::detail::BoxCellsOptions const& options,
+                 sdot::detail::NeighbourGraph<Memory>& graph, double abandon_below) {
+    auto const out = sdot::detail::allocate_cell_outputs(space, n, "test::");
+    sdot::detail::SlotPolygons<Memory> kept;
+    sdot::detail::AbandonBelow<Memory> abandon;
+    if (abandon_below > 0) {
+      abandon.raised = Kokkos::View<int, Memory>("test::abandon");
+      abandon.below = abandon_below;
+    }
+    auto const report = sdot::detail::build_one_box_cells(
+        space, tree, sdot::ConstPoints<Memory>(domain),
+        Kokkos::View<int const*, Memory>(domain_labels), options, out, kept, graph,
+        Kokkos::View<int const*, Memory>(slot_of), abandon, weight_bounds);
+    measures = to_vector(out.measures);
+    if (!report.built)
+      EXPECT_EQ(kept.capacity, 0);
+    return report;
+  };
+  auto expect_reference = [&](Cloud const& at) {
+    auto const ref = brute_force(at.x, at.w, unit_square());
+    for (int i = 0; i < n; ++i)
+      ASSERT_NEAR(measures[i], ref.measures[i], 1e-12) << "seed " << i;
+  };
+  sdot::detail::BoxCellsOptions options;
+  options.leaf_size = 8;
+  options.domain_area = 1;
+  options.domain_length = std::sqrt(2.0);
+  options.coarse.never = true;
+  options.warm_start = true;
+  sdot::detail::NeighbourGraph<Memory> graph;
+  // Nothing certified and no search asked for: nothing built, no graph.
+  options.search_uncertified = false;
+  auto report = run(options, graph, 0);
+  EXPECT_FALSE(report.built);
+  EXPECT_TRUE(graph.empty());
+  // The search, keeping the polygons and the graph.
+  options.search_uncertified = true;
+  report = run(options, graph, 0);
+  EXPECT_TRUE(report.built);
+  EXPECT_EQ(report.warm_cells, 0);
+  EXPECT_GT(asked, 0);
+  EXPECT_FALSE(graph.empty());
+  expect_reference(far);
+  // New weights without their bounds: from the earlier neighbours, certified.
+  sdot::detail::set_seed_weights(space, tree,
+                                 Kokkos::View<double const*, Memory>(weights_view(nearby)));
+  stale = true;
+  auto const earlier = graph.offsets;
+  report = run(options, graph, 0);
+  EXPECT_TRUE(report.built);
+  EXPECT_GT(report.warm_cells, n / 2);
+  EXPECT_EQ(report.coarse_levels, 0);
+  EXPECT_NE(graph.offsets.data(), earlier.data()); // this computation's graph
+  expect_reference(nearby);
+  // Given up (every cell is below the threshold): the graph of the last complete one kept.
+  auto const complete = graph.offsets;
+  report = run(options, graph, 1.0);
+  EXPECT_TRUE(report.cells.abandoned);
+  EXPECT_EQ(graph.offsets.data(), complete.data());
+  // From coarser diagrams, without the search: built where certified, with coarser levels,
+  // and no graph without warm_start.
+  sdot::detail::NeighbourGraph<Memory> none;
+  options.warm_start = false;
+  options.search_uncertified = false;
+  options.coarse = sdot::detail::CoarseToFineChoice{true, false, 64};
+  report = run(options, none, 0);
+  EXPECT_GT(report.coarse_levels, 0);
+  EXPECT_TRUE(report.built);
+  EXPECT_GT(report.warm_cells, n / 2);
+  EXPECT_TRUE(none.empty());
+  expect_reference(nearby);
 }
 
 TEST(PowerDiagram, CoarseToFineOptionsAreChecked) {
