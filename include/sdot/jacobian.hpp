@@ -66,31 +66,11 @@ struct JacobianEntry {
   double value;
 };
 
-template <class ExecutionSpace, class Polygons>
-void count_jacobian_entries(ExecutionSpace const& space, Polygons const& polygons,
-                            Kokkos::View<int*, typename ExecutionSpace::memory_space> counts) {
-  auto offsets = polygons.offsets;
-  auto vertices = polygons.vertices;
-  auto sources = polygons.edge_sources;
-  int const n = static_cast<int>(counts.extent(0));
-  Kokkos::parallel_for(
-      "sdot::jacobian::count", Kokkos::RangePolicy<ExecutionSpace>(space, 0, n),
-      KOKKOS_LAMBDA(int i) {
-        int const b = offsets(i), e = offsets(i + 1);
-        int c = 1; // the diagonal
-        for (int k = b; k < e; ++k) {
-          int const next = k + 1 < e ? k + 1 : b;
-          double const dx = vertices(next, 0) - vertices(k, 0);
-          double const dy = vertices(next, 1) - vertices(k, 1);
-          if (sources(k) >= 0 && dx * dx + dy * dy > 0)
-            ++c;
-        }
-        counts(i) = c;
-      });
-}
-
-/// The raw entries of each row: the diagonal first (value 0), then one per edge of positive
-/// length shared with a seed (global column, edge length), at raw_offsets(i).
+/// The raw entries of each row, one per polygon edge and one for the diagonal, at
+/// raw_offsets(i) = offsets(i) − offsets(0) + i: the diagonal first (value 0), then per edge the
+/// other seed (global column) and the edge's length where the edge is shared with a seed and has a
+/// positive length, else the row's own column with length 0 (merged into the diagonal, which sums
+/// the other columns only: no pass to count the edges first).
 template <class MemorySpace>
 struct RawEntries {
   Kokkos::View<int*, MemorySpace> offsets; ///< n + 1
@@ -103,32 +83,34 @@ RawEntries<typename ExecutionSpace::memory_space>
 raw_jacobian_entries(ExecutionSpace const& space, Polygons const& polygons, int n, int first) {
   using memory_space = typename ExecutionSpace::memory_space;
   RawEntries<memory_space> raw;
-  auto counts = uninitialized_view<int*>(space, "sdot::jacobian::counts", n);
-  count_jacobian_entries(space, polygons, counts);
-  raw.offsets = uninitialized_view<int*>(space, "sdot::jacobian::raw_offsets", n + 1);
-  int const total = exclusive_scan(space, "sdot::jacobian::raw_offsets", counts, raw.offsets);
-  raw.columns = uninitialized_view<int*>(space, "sdot::jacobian::raw_columns", total);
-  raw.lengths = uninitialized_view<double*>(space, "sdot::jacobian::raw_lengths", total);
   auto const offsets = polygons.offsets;
   auto const vertices = polygons.vertices;
   auto const sources = polygons.edge_sources;
+  int total = 0;
+  Kokkos::parallel_reduce(
+      "sdot::jacobian::raw_total", Kokkos::RangePolicy<ExecutionSpace>(space, 0, 1),
+      KOKKOS_LAMBDA(int, int& t) { t += offsets(n) - offsets(0) + n; }, total);
+  raw.offsets = uninitialized_view<int*>(space, "sdot::jacobian::raw_offsets", n + 1);
+  raw.columns = uninitialized_view<int*>(space, "sdot::jacobian::raw_columns", total);
+  raw.lengths = uninitialized_view<double*>(space, "sdot::jacobian::raw_lengths", total);
   Kokkos::parallel_for(
-      "sdot::jacobian::edges", Kokkos::RangePolicy<ExecutionSpace>(space, 0, n),
+      "sdot::jacobian::edges", Kokkos::RangePolicy<ExecutionSpace>(space, 0, n + 1),
       KOKKOS_LAMBDA(int i) {
+        raw.offsets(i) = offsets(i) - offsets(0) + i;
+        if (i == n)
+          return;
         int const b = offsets(i), e = offsets(i + 1);
-        int r = raw.offsets(i);
+        int r = b - offsets(0) + i;
         raw.columns(r) = first + i;
         raw.lengths(r) = 0;
         ++r;
-        for (int k = b; k < e; ++k) {
+        for (int k = b; k < e; ++k, ++r) {
           int const next = k + 1 < e ? k + 1 : b;
           double const dx = vertices(next, 0) - vertices(k, 0);
           double const dy = vertices(next, 1) - vertices(k, 1);
-          if (sources(k) >= 0 && dx * dx + dy * dy > 0) {
-            raw.columns(r) = sources(k);
-            raw.lengths(r) = sdot::compat::sqrt(dx * dx + dy * dy);
-            ++r;
-          }
+          bool const shared = sources(k) >= 0 && dx * dx + dy * dy > 0;
+          raw.columns(r) = shared ? sources(k) : first + i;
+          raw.lengths(r) = shared ? sdot::compat::sqrt(dx * dx + dy * dy) : 0.0;
         }
       });
   return raw;
