@@ -116,6 +116,14 @@ KOKKOS_INLINE_FUNCTION bool box_may_cut_vertices(Polygon const& cell, CellSeed c
   return false;
 }
 
+/// The offset of the bisector of a seed of weight w_i with a seed of weight w_other at squared
+/// distance d2 (dx·x + dy·y = offset, relative to the seed of w_i, (dx, dy) the other seed's
+/// offset): every construction of a bisector (clips, candidates, neighbour cycles) takes it
+/// from here, so that they cut along the same line, bit for bit.
+KOKKOS_INLINE_FUNCTION double bisector_offset(double d2, double w_i, double w_other) {
+  return (d2 + (w_i - w_other)) / 2;
+}
+
 /// The cut of `cell` by the seed `other` of index `other_index` at squared distance d2 and
 /// offset (d2 + w_i − w_other) / 2 (its bisector: dx·x + dy·y = offset, relative to the seed),
 /// once a test let it through: duplicates (the lower index keeps the cell), `revisit` (the seed
@@ -153,7 +161,7 @@ KOKKOS_INLINE_FUNCTION bool clip_by_other(Polygon& cell, CellSeed const& seed, i
                                           double d2, Seed const& other, ClipResult& result,
                                           bool revisit = false) {
   double const dx = other.x - seed.x, dy = other.y - seed.y;
-  double const offset = (d2 + (seed.w - other.w)) / 2;
+  double const offset = bisector_offset(d2, seed.w, other.w);
   // The tests at once (one branch to mispredict, not several); duplicates pass them.
   if (!(may_cut(d2, seed.w, other.w, cell.max_radius2) & cell.may_reach(dx, dy, offset)))
     return false;

@@ -478,7 +478,7 @@ struct CoarseCellsStep {
       auto const bisector = [&](int b) {
         Seed const& other = buckets(b).seed;
         double const dx = other.x - seed.x, dy = other.y - seed.y, d2 = dx * dx + dy * dy;
-        return Bisector{dx, dy, d2, (d2 + (seed.w - other.w)) / 2};
+        return Bisector{dx, dy, d2, bisector_offset(d2, seed.w, other.w)};
       };
       // By chunks: the records that the cell's bounding box may reach (the bounding box alone:
       // a radius about the seed rules out few more, and none where the cells lie far from

@@ -203,7 +203,7 @@ cell_from_neighbour_cycle(Polygon& cell, CellSeed const& seed, SeedTree<MemorySp
     int const t = graph.slots(begin + k);
     Seed const other = tree.seeds(t);
     double const dx = other.x - seed.x, dy = other.y - seed.y;
-    return Line{dx, dy, (dx * dx + dy * dy + (seed.w - other.w)) / 2, tree.index(t)};
+    return Line{dx, dy, bisector_offset(dx * dx + dy * dy, seed.w, other.w), tree.index(t)};
   };
   cell.size = 0;
   cell.max_radius2 = 0;
