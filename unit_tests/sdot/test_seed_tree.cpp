@@ -341,9 +341,9 @@ struct SeedArray {
 
 } // namespace
 
-TEST(SeedTree, TrendSumsShiftToAParentFrame) {
+TEST(SeedTree, WeightedSumsShiftToAParentFrame) {
   using sdot::detail::TreeNode;
-  using sdot::detail::TrendSums;
+  using sdot::detail::WeightedSums;
   std::mt19937_64 rng(61);
   std::uniform_real_distribution<double> unit(0, 1);
   TreeNode const parent{0.25, 0.4, 0.45, 0.52, 0};
@@ -355,16 +355,116 @@ TEST(SeedTree, TrendSumsShiftToAParentFrame) {
       s = {part.xmin + unit(rng) * (part.xmax - part.xmin),
            part.ymin + unit(rng) * (part.ymax - part.ymin), 10 * (unit(rng) - 0.5)};
     SeedArray const for_each_seed{seeds.data(), seeds.size()};
-    TrendSums const direct = sdot::detail::trend_sums_from_seeds(parent, for_each_seed);
-    TrendSums shifted;
-    sdot::detail::add_shifted_sums(shifted, parent,
-                                   sdot::detail::trend_sums_from_seeds(part, for_each_seed), part);
+    auto const direct = sdot::detail::sums_from_seeds<WeightedSums>(parent, for_each_seed);
+    WeightedSums shifted;
+    sdot::detail::add_shifted_sums(
+        shifted, parent, sdot::detail::sums_from_seeds<WeightedSums>(part, for_each_seed), part);
     // In the parent's frame every |x|, |y| ≤ 1 and |w| ≤ 5: each sum is at most 5 n.
     double const tolerance = 1e-13 * 5 * seeds.size();
-    for (int k = 0; k < TrendSums::moments; ++k)
-      EXPECT_NEAR(shifted.m[k], direct.m[k], tolerance) << "moment " << k;
-    for (int k = 0; k < TrendSums::weighted; ++k)
+    for (int k = 0; k < WeightedSums::terms; ++k)
       EXPECT_NEAR(shifted.wm[k], direct.wm[k], tolerance) << "weighted sum " << k;
+  }
+}
+
+TEST(SeedTree, TrendFitRecoversAQuadraticTrend) {
+  // Weights that follow w = a − 2 g·e − μ_x e_x² − μ_y e_y² exactly (e about the box's centre):
+  // the fit gives back g and κ = 1 + μ, and smin = −a up to the ridge; seeds on a line, too few,
+  // or all at one point give no trend (g = 0, κ = 1).
+  using sdot::detail::Seed;
+  using sdot::detail::TreeNode;
+  std::mt19937_64 rng(65);
+  std::uniform_real_distribution<double> unit(0, 1);
+  double const a = 0.3, gx = 0.02, gy = -0.015, mu_x = 2.5, mu_y = 0.75;
+  auto const trend = [&](double ex, double ey) {
+    return a - 2 * (gx * ex + gy * ey) - mu_x * ex * ex - mu_y * ey * ey;
+  };
+  std::vector<Seed> seeds(60);
+  sdot::detail::NodeStats stats;
+  for (auto& s : seeds) {
+    s = {0.2 + 0.1 * unit(rng), 0.5 + 0.06 * unit(rng), 0};
+    stats.add(s);
+  }
+  TreeNode node = stats.node();
+  for (auto& s : seeds)
+    s.w = trend(s.x - node.centre_x(), s.y - node.centre_y());
+  for (auto const& s : seeds)
+    node.wmax = std::max(node.wmax, s.w);
+  sdot::detail::bound_from_seeds(node, SeedArray{seeds.data(), seeds.size()});
+  EXPECT_NEAR(node.gx, gx, 1e-9);
+  EXPECT_NEAR(node.gy, gy, 1e-9);
+  EXPECT_NEAR(node.kappa_x, 1 + mu_x, 1e-7);
+  EXPECT_NEAR(node.kappa_y, 1 + mu_y, 1e-7);
+  EXPECT_NEAR(node.smin, -a, 1e-8); // the ridge, and smin lowered for rounding
+
+  // No trend to fit: two seeds; seeds on one horizontal line (no curvature along y to fit,
+  // the ridge keeps the system solvable and the fit finite); one point.
+  for (int count : {2, 3}) {
+    std::vector<Seed> few(seeds.begin(), seeds.begin() + count);
+    if (count == 3)
+      for (auto& s : few)
+        s.y = 0.5;
+    sdot::detail::NodeStats few_stats;
+    for (auto const& s : few)
+      few_stats.add(s);
+    TreeNode box = few_stats.node();
+    auto const sums = sdot::detail::sums_from_seeds<sdot::detail::TrendSums>(
+        box, SeedArray{few.data(), few.size()});
+    auto const solver = sdot::detail::trend_solver(box, sums);
+    sdot::detail::fit_trend(box, solver, sums.wm);
+    EXPECT_TRUE(std::isfinite(box.gx) && std::isfinite(box.gy)) << count << " seeds";
+    EXPECT_TRUE(box.kappa_x >= 1.0 / 16 && box.kappa_x <= 1e4) << count << " seeds";
+    if (count == 2) {
+      EXPECT_EQ(box.gx, 0);
+      EXPECT_EQ(box.kappa_x, 1);
+    }
+  }
+  std::vector<Seed> point(5, Seed{0.4, 0.4, 0.1});
+  TreeNode box{0.4, 0.4, 0.4, 0.4, 0.1};
+  auto const sums = sdot::detail::sums_from_seeds<sdot::detail::TrendSums>(
+      box, SeedArray{point.data(), point.size()});
+  sdot::detail::fit_trend(box, sdot::detail::trend_solver(box, sums), sums.wm);
+  EXPECT_EQ(box.gx, 0);
+  EXPECT_EQ(box.gy, 0);
+  EXPECT_EQ(box.kappa_x, 1);
+  EXPECT_EQ(box.kappa_y, 1);
+}
+
+TEST(SeedTree, NewWeightsGiveTheBoundsOfANewIndex) {
+  // An index given new weights keeps the solvers of the quads it fitted before and computes
+  // those of the quads that get a trend only now (set_seed_weights, then the bounds): its nodes
+  // and quads are those of an index built with the new weights, bit for bit. From zero weights
+  // (no quad fitted), to transport-like weights, to other ones.
+  auto const moved = sdot_test::with_displacing_weights(sdot_test::clustered_cloud(4000, 63),
+                                                        {0.7, 0.75}, 40, {0.3, 0.2}, 64);
+  sdot_test::Cloud flat = moved, other = moved;
+  for (std::size_t i = 0; i < moved.w.size(); ++i) {
+    flat.w[i] = 0;
+    other.w[i] = 0.5 * moved.w[i] - 3e-3 * moved.x[i][0] * moved.x[i][0];
+  }
+  auto tree = build_tree(flat, 256);
+  for (sdot_test::Cloud const* next : std::vector<sdot_test::Cloud const*>{&moved, &other}) {
+    sdot::detail::reweight_seed_tree(
+        Space(), tree, Kokkos::View<double const*, Memory>(sdot_test::weights_view(*next)));
+    auto const fresh = build_tree(*next, 256);
+    auto const quads = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), tree.quads);
+    auto const fresh_quads = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), fresh.quads);
+    ASSERT_EQ(quads.extent(0), fresh_quads.extent(0));
+    int with_trend = 0;
+    for (std::size_t q = 0; q < quads.extent(0); ++q) {
+      auto const &a = quads(q), &b = fresh_quads(q);
+      EXPECT_TRUE(a.gx == b.gx && a.gy == b.gy && a.kappa_x == b.kappa_x &&
+                  a.kappa_y == b.kappa_y && a.smin == b.smin && a.wmax == b.wmax &&
+                  a.trend == b.trend)
+          << "quad " << q;
+      with_trend += a.trend;
+    }
+    EXPECT_GT(with_trend, 10);
+    auto const nodes = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), tree.nodes);
+    auto const fresh_nodes = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), fresh.nodes);
+    for (std::size_t k = 1; k < nodes.extent(0); ++k)
+      EXPECT_TRUE(nodes(k).smin == fresh_nodes(k).smin && nodes(k).gx == fresh_nodes(k).gx &&
+                  nodes(k).kappa_y == fresh_nodes(k).kappa_y)
+          << "node " << k;
   }
 }
 

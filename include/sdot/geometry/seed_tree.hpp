@@ -200,25 +200,41 @@ KOKKOS_INLINE_FUNCTION bool solve_small_system(double (&a)[k][k], double (&b)[k]
   return true;
 }
 
-/// Sums over a node's seeds for the least-squares fit of its trend, in the node's frame
-/// (x = (p_x − c_x)·unit, y = (p_y − c_y)·unit, unit = 1 / the node's larger half-size):
-/// m[k] = Σ xⁱ yʲ for the (i, j) of powers(k) and wm[k] = Σ w xⁱ yʲ for those of
-/// weighted_powers(k): the entries of the normal equations of the basis (1, x, y, x², y²). Sums are
-/// additive: a node's follow from its parts' in their own frames (add_shifted_sums).
-struct TrendSums {
-  static constexpr int moments = 13; ///< (0,0) (1,0) (0,1) (2,0) (1,1) (0,2) (3,0) (2,1) (1,2)
-                                     ///< (0,3) (4,0) (2,2) (0,4)
-  static constexpr int weighted = 5; ///< (0,0) (1,0) (0,1) (2,0) (0,2)
-  double m[moments] = {};
-  double wm[weighted] = {};
+/// Σ w xⁱ yʲ over a node's seeds for the (i, j) of powers(k), in the node's frame (TrendSums):
+/// the right-hand side of the normal equations of its trend, the part that depends on the
+/// weights. Additive: a node's follow from its parts' in their own frames (add_shifted_sums).
+struct WeightedSums {
+  static constexpr int terms = 5; ///< (0,0) (1,0) (0,1) (2,0) (0,2): the basis (1, x, y, x², y²)
+  double wm[terms] = {};
 
-  /// The powers (i, j) of moment k.
+  /// The powers (i, j) of term k.
   KOKKOS_INLINE_FUNCTION static void powers(int k, int& i, int& j) {
-    constexpr int pi[moments] = {0, 1, 0, 2, 1, 0, 3, 2, 1, 0, 4, 2, 0};
-    constexpr int pj[moments] = {0, 0, 1, 0, 1, 2, 0, 1, 2, 3, 0, 2, 4};
+    constexpr int pi[terms] = {0, 1, 0, 2, 0}, pj[terms] = {0, 0, 1, 0, 2};
     i = pi[k];
     j = pj[k];
   }
+
+  /// Adds one seed at (x, y) (the node's frame) of weight w.
+  KOKKOS_INLINE_FUNCTION void add(double x, double y, double w) {
+    wm[0] += w;
+    wm[1] += w * x;
+    wm[2] += w * y;
+    wm[3] += w * (x * x);
+    wm[4] += w * (y * y);
+  }
+};
+
+/// Sums over a node's seeds for the least-squares fit of its trend, in the node's frame
+/// (x = (p_x − c_x)·unit, y = (p_y − c_y)·unit, unit = 1 / the node's larger half-size):
+/// m[k] = Σ xⁱ yʲ for the (i, j) of powers(k), the entries of the normal equations of the basis
+/// (1, x, y, x², y²), which depend on the positions only (trend_solver()), and wm (WeightedSums)
+/// for the right-hand side.
+struct TrendSums {
+  static constexpr int moments = 13; ///< (0,0) (1,0) (0,1) (2,0) (1,1) (0,2) (3,0) (2,1) (1,2)
+                                     ///< (0,3) (4,0) (2,2) (0,4)
+  double m[moments] = {};
+  WeightedSums wm;
+
   /// The moment of powers (i, j), i + j ≤ 4 and (i, j) one of the list above.
   KOKKOS_INLINE_FUNCTION static int moment(int i, int j) {
     constexpr int first_of_degree[5] = {0, 1, 3, 6, 10};
@@ -228,17 +244,6 @@ struct TrendSums {
     return first_of_degree[d] + j;
   }
 
-  /// The powers (i, j) of weighted sum k, and the weighted sum of powers (i, j) (one of them
-  /// zero, the other at most 2).
-  KOKKOS_INLINE_FUNCTION static void weighted_powers(int k, int& i, int& j) {
-    constexpr int pi[weighted] = {0, 1, 0, 2, 0}, pj[weighted] = {0, 0, 1, 0, 2};
-    i = pi[k];
-    j = pj[k];
-  }
-  KOKKOS_INLINE_FUNCTION static int weighted_moment(int i, int j) {
-    return i > 0 ? (i == 1 ? 1 : 3) : j == 0 ? 0 : j == 1 ? 2 : 4;
-  }
-
   /// Adds one seed at (x, y) (the node's frame) of weight w.
   KOKKOS_INLINE_FUNCTION void add(double x, double y, double w) {
     double const x2 = x * x, y2 = y * y;
@@ -246,9 +251,7 @@ struct TrendSums {
                                    x2 * y, x * y2, y2 * y, x2 * x2, x2 * y2, y2 * y2};
     for (int k = 0; k < moments; ++k)
       m[k] += terms[k];
-    double const basis[weighted] = {1, x, y, x2, y2};
-    for (int k = 0; k < weighted; ++k)
-      wm[k] += basis[k] * w;
+    wm.add(x, y, w);
   }
 };
 
@@ -258,72 +261,87 @@ KOKKOS_INLINE_FUNCTION double trend_unit(TreeNode const& node) {
   return size > 0 ? 1 / size : 0;
 }
 
-/// Adds to `sums` (the frame of `node`) those of `part` (its own frame): with
+/// Adds to `sums` (the frame of `node`) the weighted sums of `part` (its own frame): with
 /// x = s x_part + t_x (s the ratio of the units, t the part's centre in the node's frame),
-/// Σ xⁱ yʲ = Σ_{a ≤ i, b ≤ j} C(i, a) C(j, b) s^(a+b) t_x^(i−a) t_y^(j−b) Σ x_partᵃ y_partᵇ.
-KOKKOS_INLINE_FUNCTION void add_shifted_sums(TrendSums& sums, TreeNode const& node,
-                                             TrendSums const& part_sums, TreeNode const& part) {
+/// Σ w xⁱ yʲ = Σ_{a ≤ i, b ≤ j} C(i, a) C(j, b) s^(a+b) t_x^(i−a) t_y^(j−b) Σ w x_partᵃ y_partᵇ.
+KOKKOS_INLINE_FUNCTION void add_shifted_sums(WeightedSums& sums, TreeNode const& node,
+                                             WeightedSums const& part_sums, TreeNode const& part) {
   double const unit = trend_unit(node), part_unit = trend_unit(part);
   double const s = part_unit > 0 ? unit / part_unit : 0; // a point part: x_part = 0
   double const tx = (part.centre_x() - node.centre_x()) * unit;
   double const ty = (part.centre_y() - node.centre_y()) * unit;
-  double ps[5] = {1}, pt_x[5] = {1}, pt_y[5] = {1};
-  for (int k = 1; k < 5; ++k) {
-    ps[k] = ps[k - 1] * s;
-    pt_x[k] = pt_x[k - 1] * tx;
-    pt_y[k] = pt_y[k - 1] * ty;
-  }
-  constexpr double binomial[5][5] = {
-      {1, 0, 0, 0, 0}, {1, 1, 0, 0, 0}, {1, 2, 1, 0, 0}, {1, 3, 3, 1, 0}, {1, 4, 6, 4, 1}};
-  auto const shifted = [&](int i, int j, auto const& part_sum) {
-    double sum = 0;
-    for (int a = 0; a <= i; ++a)
-      for (int b = 0; b <= j; ++b)
-        sum += binomial[i][a] * binomial[j][b] * ps[a + b] * pt_x[i - a] * pt_y[j - b] *
-               part_sum(a, b);
-    return sum;
-  };
-  for (int k = 0; k < TrendSums::moments; ++k) {
-    int i, j;
-    TrendSums::powers(k, i, j);
-    sums.m[k] += shifted(i, j, [&](int a, int b) { return part_sums.m[TrendSums::moment(a, b)]; });
-  }
-  for (int k = 0; k < TrendSums::weighted; ++k) {
-    int i, j;
-    TrendSums::weighted_powers(k, i, j);
-    sums.wm[k] +=
-        shifted(i, j, [&](int a, int b) { return part_sums.wm[TrendSums::weighted_moment(a, b)]; });
-  }
+  double const* p = part_sums.wm; // (0,0) (1,0) (0,1) (2,0) (0,2)
+  sums.wm[0] += p[0];
+  sums.wm[1] += s * p[1] + tx * p[0];
+  sums.wm[2] += s * p[2] + ty * p[0];
+  sums.wm[3] += s * s * p[3] + 2 * s * tx * p[1] + tx * tx * p[0];
+  sums.wm[4] += s * s * p[4] + 2 * s * ty * p[2] + ty * ty * p[0];
 }
 
-/// The trend of a node (box set) fitted to `sums` (its frame): w ≈ a − 2 g·e − μ_x e_x² −
-/// μ_y e_y² by least squares (ridge-regularised: few seeds give a flat trend), κ_a = 1 + μ_a
-/// clamped to [1/16, 10⁴]; g = 0, κ = 1 when the system is singular or not finite.
-KOKKOS_INLINE_FUNCTION void fit_trend(TreeNode& node, TrendSums const& sums) {
-  node.gx = node.gy = 0;
-  node.kappa_x = node.kappa_y = 1;
+/// The least-squares fit of a node's trend, w ≈ a − 2 g·e − μ_x e_x² − μ_y e_y² over its seeds,
+/// as far as it depends on their positions: the rows of the inverse of its normal matrix
+/// (ridge-regularised: few seeds give a flat trend) that give g and μ from the weighted sums.
+/// Zero where there is no trend to fit (fewer than 3 seeds, a point, a singular system): g = 0,
+/// κ = 1. A node keeps it while its seeds keep their places (SeedTree::quad_solvers).
+struct TrendSolver {
+  double rows[4][WeightedSums::terms] = {};
+};
+
+/// The trend solver of a node (box set) from `sums` (its frame; the moments m only).
+KOKKOS_INLINE_FUNCTION TrendSolver trend_solver(TreeNode const& node, TrendSums const& sums) {
+  TrendSolver solver;
   double const unit = trend_unit(node);
   double const n = sums.m[0];
   if (!(n >= 3 && unit > 0))
-    return;
-  constexpr int terms = TrendSums::weighted; // the basis (1, x, y, x², y²)
-  double a[terms][terms], b[terms];
+    return solver;
+  constexpr int terms = WeightedSums::terms; // the basis (1, x, y, x², y²)
+  double normal[terms][terms];
   for (int r = 0; r < terms; ++r) {
     int ir, jr;
-    TrendSums::weighted_powers(r, ir, jr);
+    WeightedSums::powers(r, ir, jr);
     for (int c = 0; c < terms; ++c) {
       int ic, jc;
-      TrendSums::weighted_powers(c, ic, jc);
-      a[r][c] = sums.m[TrendSums::moment(ir + ic, jr + jc)];
+      WeightedSums::powers(c, ic, jc);
+      normal[r][c] = sums.m[TrendSums::moment(ir + ic, jr + jc)];
     }
-    b[r] = sums.wm[r];
   }
   for (int r = 1; r < terms; ++r)
-    a[r][r] += 1e-9 * n; // the ridge
-  if (!solve_small_system(a, b))
-    return;
-  double const gx = -b[1] * unit / 2, gy = -b[2] * unit / 2;
-  double const mu_x = -b[3] * unit * unit, mu_y = -b[4] * unit * unit;
+    normal[r][r] += 1e-9 * n; // the ridge
+  // Column c of the inverse, for each c.
+  double inverse[terms][terms];
+  for (int c = 0; c < terms; ++c) {
+    double a[terms][terms], b[terms];
+    for (int r = 0; r < terms; ++r) {
+      for (int k = 0; k < terms; ++k)
+        a[r][k] = normal[r][k];
+      b[r] = r == c ? 1 : 0;
+    }
+    if (!solve_small_system(a, b))
+      return TrendSolver{};
+    for (int r = 0; r < terms; ++r)
+      inverse[r][c] = b[r];
+  }
+  for (int r = 1; r < terms; ++r)
+    for (int c = 0; c < terms; ++c)
+      solver.rows[r - 1][c] = inverse[r][c];
+  return solver;
+}
+
+/// The trend of a node (box set) from its solver and its weighted sums (its frame): κ_a = 1 + μ_a
+/// clamped to [1/16, 10⁴]; g = 0, κ = 1 where the solver is zero or the trend not finite.
+KOKKOS_INLINE_FUNCTION void fit_trend(TreeNode& node, TrendSolver const& solver,
+                                      WeightedSums const& sums) {
+  node.gx = node.gy = 0;
+  node.kappa_x = node.kappa_y = 1;
+  double b[4];
+  for (int r = 0; r < 4; ++r) {
+    b[r] = 0;
+    for (int c = 0; c < WeightedSums::terms; ++c)
+      b[r] += solver.rows[r][c] * sums.wm[c];
+  }
+  double const unit = trend_unit(node);
+  double const gx = -b[0] * unit / 2, gy = -b[1] * unit / 2;
+  double const mu_x = -b[2] * unit * unit, mu_y = -b[3] * unit * unit;
   if (!(sdot::compat::fabs(gx) + sdot::compat::fabs(gy) + sdot::compat::fabs(mu_x) +
             sdot::compat::fabs(mu_y) <
         sdot::compat::infinity<double>()))
@@ -370,12 +388,13 @@ KOKKOS_INLINE_FUNCTION void set_smin_from_seeds(TreeNode& node, ForEachSeed cons
   node.smin = smin; // the node has seeds: a node without any is flat
 }
 
-/// The sums of a node's seeds (visited by `for_each_seed(f)`, f(Seed)) in its frame.
-template <class ForEachSeed>
-KOKKOS_INLINE_FUNCTION TrendSums trend_sums_from_seeds(TreeNode const& node,
-                                                       ForEachSeed const& for_each_seed) {
+/// The sums (TrendSums or WeightedSums) of a node's seeds (visited by `for_each_seed(f)`,
+/// f(Seed)) in its frame.
+template <class Sums, class ForEachSeed>
+KOKKOS_INLINE_FUNCTION Sums sums_from_seeds(TreeNode const& node,
+                                            ForEachSeed const& for_each_seed) {
   double const cx = node.centre_x(), cy = node.centre_y(), unit = trend_unit(node);
-  TrendSums sums;
+  Sums sums;
   for_each_seed([&](auto const& p) { sums.add((p.x - cx) * unit, (p.y - cy) * unit, p.w); });
   return sums;
 }
@@ -392,7 +411,8 @@ KOKKOS_INLINE_FUNCTION void bound_from_seeds(TreeNode& node, ForEachSeed const& 
     set_box_bound(node, wmin);
     return;
   }
-  fit_trend(node, trend_sums_from_seeds(node, for_each_seed));
+  TrendSums const sums = sums_from_seeds<TrendSums>(node, for_each_seed);
+  fit_trend(node, trend_solver(node, sums), sums.wm);
   set_smin_from_seeds(node, for_each_seed);
 }
 
@@ -522,6 +542,10 @@ struct SeedTree {
   Kokkos::View<TreeNode*, MemorySpace> quads;
   /// First quad of level l of block b at quad_first(l · blocks + b), then one past the last.
   Kokkos::View<int*, MemorySpace> quad_first;
+  /// Each quad's trend solver (what its fit takes from the positions), where quad_solved is
+  /// set: computed by the first compute_quad_bounds() that fits the quad a trend.
+  Kokkos::View<TrendSolver*, MemorySpace> quad_solvers;
+  Kokkos::View<int*, MemorySpace> quad_solved;
 
   KOKKOS_INLINE_FUNCTION int first_leaf() const { return 1 << depth; }
   /// First sorted seed of node `node` (heap numbering) at level `level`.
@@ -836,12 +860,16 @@ void lay_out_quads(ExecutionSpace const& space, SeedTree<MemorySpace>& tree) {
   Kokkos::deep_copy(space, Kokkos::subview(quad_first, levels * nb_blocks), nb_quads);
   tree.quads = Kokkos::View<TreeNode*, MemorySpace>(
       Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::tree::quads"), nb_quads);
+  tree.quad_solvers = Kokkos::View<TrendSolver*, MemorySpace>(
+      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::tree::quad_solvers"), nb_quads);
+  tree.quad_solved = Kokkos::View<int*, MemorySpace>(
+      Kokkos::view_alloc(space, "sdot::tree::quad_solved"), nb_quads);
 }
 
 /// What a quad of the level below passes to its parent in compute_quad_bounds: its least
 /// weight, and the sums of its seeds when they are known.
 struct QuadSums {
-  TrendSums sums;
+  WeightedSums sums;
   double wmin;
   int known; ///< the sums were computed (from the seeds or from the quads below)
 };
@@ -849,9 +877,11 @@ struct QuadSums {
 /// The bounds of the quads of `tree` (laid out), level by level from the finest (2 × 2 grid
 /// cells): each quad's box and least weight from the quads below, its trend fitted to all its
 /// seeds (exact at every level: bounds drawn from the quads below lose at every level, and the
-/// trend of a cluster's weights is curved) and smin exact over them. The fit's sums come from
-/// the quads below when each of them has its own (shifted to the quad's frame, TrendSums), so
-/// that a quad with a trend reads its seeds once (smin), and a flat one not at all.
+/// trend of a cluster's weights is curved) and smin exact over them. The fit's weighted sums
+/// come from the quads below when each of them has its own (shifted to the quad's frame,
+/// WeightedSums), so that a quad with a trend reads its seeds once (smin), and a flat one not
+/// at all; the part of the fit that depends on the positions (TrendSolver) is computed the
+/// first time a quad has a trend, and kept with the index (SeedTree::quad_solvers).
 template <class ExecutionSpace, class MemorySpace>
 void compute_quad_bounds(ExecutionSpace const& space, SeedTree<MemorySpace> const& tree) {
   using Policy = Kokkos::RangePolicy<ExecutionSpace>;
@@ -925,11 +955,20 @@ void compute_quad_bounds(ExecutionSpace const& space, SeedTree<MemorySpace> cons
           if (flat_weights(box, out.wmin)) {
             set_box_bound(box, out.wmin);
           } else {
+            if (!t.quad_solved(q)) { // the seeds' places: once per index
+              TrendSums const sums = sums_from_seeds<TrendSums>(box, for_each_seed);
+              t.quad_solvers(q) = trend_solver(box, sums);
+              t.quad_solved(q) = 1;
+              if (!out.known) {
+                out.sums = sums.wm;
+                out.known = 1;
+              }
+            }
             if (!out.known) {
-              out.sums = trend_sums_from_seeds(box, for_each_seed);
+              out.sums = sums_from_seeds<WeightedSums>(box, for_each_seed);
               out.known = 1;
             }
-            fit_trend(box, out.sums);
+            fit_trend(box, t.quad_solvers(q), out.sums);
             set_smin_from_seeds(box, for_each_seed);
           }
           box.judge_trend();
