@@ -244,6 +244,9 @@ enum : int {
   result_cols_with_polygons
 };
 
+/// Columns of TravellingCells' box results: a box cell's area and centroid, by forest item.
+enum : int { box_result_area = 0, box_result_cx, box_result_cy, box_result_cols };
+
 /// The vertices of finished cells, appended in any order (each cell's outputs or result row
 /// hold its offset): (x, y, edge label) per vertex. `used` counts what was asked for, so it may
 /// pass the capacity: the round is then cut again with a heap of the size asked for.
@@ -279,6 +282,12 @@ struct FinishedCells {
     double area = 0, cx = seed.x, cy = seed.y;
     if (!emptied)
       cell.area_and_centroid(seed.x, seed.y, area, cx, cy);
+    write(seed, cell, emptied, area, cx, cy);
+  }
+
+  /// write() with the cell's area and centroid (cx, cy) known.
+  KOKKOS_FUNCTION void write(CellSeed const& seed, Polygon const& cell, bool emptied, double area,
+                             double cx, double cy) const {
     int const nv = emptied ? 0 : cell.size;
     std::int64_t first = 0;
     if (polygons && nv > 0) {
@@ -388,6 +397,9 @@ struct TravelStep {
   /// by box row; `row_gids` gives the global index of forest row first(l) + row. Capacity 0,
   /// or a cell without a slot: round 0 searches.
   SlotPolygons<MemorySpace> box_cells;
+  /// Where box_cells holds an item's cell: its area and centroid as its box computed them
+  /// (box_result_area, box_result_cx, box_result_cy), which round 0 does not compute again.
+  Kokkos::View<double const**, Kokkos::LayoutRight, MemorySpace> box_results;
   Kokkos::View<int const*, MemorySpace> row_gids;
   int first_rank;     ///< global rank of local rank 0
   bool from_messages; ///< items are messages, not seeds
@@ -426,14 +438,14 @@ struct TravelStep {
       decide(cell, k);
   }
 
-  /// The item's local rank, its seed and the kind of message it is (0 at round 0).
+  /// The item's local rank, its seed and the kind of message it is (0 at round 0), and a
+  /// received cell (a round-0 cell is left to own_cut).
   KOKKOS_FUNCTION int load(Polygon& cell, int item, CellSeed& seed, int& kind) const {
     if (!from_messages) {
       int const l = loom::detail::segment_of(forest.seeds.first, forest.local_count, item);
       int const slot = item - forest.seeds.first(l);
       Seed const s = l < nb_given_trees ? given_trees[l].seeds(slot) : forest.seeds.all(item);
       seed = CellSeed{s.x, s.y, s.w, forest.gids.all(item), slot};
-      start_from_domain(cell, s.x, s.y, domain_vertices, domain_labels);
       kind = 0;
       return l;
     }
@@ -579,9 +591,18 @@ struct TravelStep {
       return;
     }
     bool const emptied = r == ClipResult::emptied;
+    // A round-0 cell from its slot has its area and centroid from its box.
+    bool const known =
+        kind == 0 && !emptied && box_cells.capacity > 0 && box_cells.counts(item) > 0;
+    double area = 0, cx = seed.x, cy = seed.y;
+    if (known) {
+      area = box_results(item, box_result_area);
+      cx = box_results(item, box_result_cx);
+      cy = box_results(item, box_result_cy);
+    }
     if (abandon.active()) {
-      double area = 0, mx, my;
-      if (!emptied)
+      double mx, my;
+      if (!emptied && !known)
         cell.integrals(area, mx, my);
       abandon.check(area);
     }
@@ -603,7 +624,10 @@ struct TravelStep {
         emptied ? 0 : count_cutting_ranks(cell, seed, rank, visited, kind == 0 ? 0 : 1 << 30);
     if (cutting == 0) {
       action(item) = action_finished;
-      finished.write(seed, cell, emptied);
+      if (known)
+        finished.write(seed, cell, emptied, area, cx, cy);
+      else
+        finished.write(seed, cell, emptied);
       return;
     }
     action(item) = kind == 0 ? action_travel : action_probe;
@@ -638,8 +662,10 @@ struct TravelStep {
   /// `box_cells`, or searched.
   KOKKOS_FUNCTION ClipResult own_cut(Polygon& cell, CellSeed const& seed, int l, int item) const {
     int const size = box_cells.capacity > 0 ? box_cells.counts(item) : -1;
-    if (size < 0)
+    if (size < 0) {
+      start_from_domain(cell, seed.x, seed.y, domain_vertices, domain_labels);
       return clip_by_rank_tree(cell, seed, l);
+    }
     int const first = forest.seeds.first(l);
     start_from_slot(cell, box_cells, item, [&](int label) { return row_gids(first + label); });
     return size == 0 ? ClipResult::emptied : ClipResult::clipped;
@@ -986,6 +1012,10 @@ public:
     options.domain_area = domain_area_;
     options.domain_length = domain_length_;
     std::vector<SlotPolygons<memory_space>> kept(local);
+    if (box_results_.extent(0) != std::size_t(local_seeds()))
+      box_results_ = Kokkos::View<double**, Kokkos::LayoutRight, memory_space>(
+          Kokkos::view_alloc(space_, Kokkos::WithoutInitializing, "sdot::travel::box_results"),
+          local_seeds(), box_result_cols);
     bool worked = false;
     for (int l = 0; l < local; ++l) {
       SeedTree<memory_space> const& tree = boxes_[l].tree;
@@ -997,6 +1027,18 @@ public:
           space_, tree, domain_vertices_, domain_labels_, options, out, kept[l], box_graphs_[l],
           Kokkos::View<int const*, memory_space>(box_slot_of_[l]), abandon_, [] {});
       worked |= built.built || built.coarse_levels > 0;
+      if (kept[l].capacity > 0) { // each slot's area and centroid, as its cell was recorded
+        int const first = static_cast<int>(box_rows_[l]);
+        auto const index = tree.index;
+        auto const results = box_results_;
+        Kokkos::parallel_for(
+            "sdot::travel::box_results", Policy(space_, 0, tree.size), KOKKOS_LAMBDA(int s) {
+              int const row = index(s);
+              results(first + s, box_result_area) = out.measures(row);
+              results(first + s, box_result_cx) = out.centroids(row, 0);
+              results(first + s, box_result_cy) = out.centroids(row, 1);
+            });
+      }
       if (built.cells.abandoned)
         return worked;
       box_warm_cells_ += built.warm_cells;
@@ -1493,6 +1535,7 @@ public:
     step.envelopes = envelopes_;
     step.abandon = abandon_;
     step.box_cells = box_cells_;
+    step.box_results = box_results_;
     step.row_gids = row_gids_;
     step.first_rank = ranks_.first_local();
     step.from_messages = false;
@@ -1905,6 +1948,8 @@ private:
   std::vector<NeighbourGraph<memory_space>> box_graphs_;
   std::vector<Kokkos::View<int*, memory_space>> box_slot_of_;
   Kokkos::View<int*, memory_space> row_gids_;
+  /// The area and centroid of each forest item's cell in box_cells_ (box_result_cols).
+  Kokkos::View<double**, Kokkos::LayoutRight, memory_space> box_results_;
   long box_warm_cells_ = 0;
   int box_warm_rounds_ = 0;
   int box_coarse_levels_ = 0;
