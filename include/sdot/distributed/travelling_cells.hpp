@@ -438,8 +438,8 @@ struct TravelStep {
       decide(cell, k);
   }
 
-  /// The item's local rank, its seed and the kind of message it is (0 at round 0), and a
-  /// received cell (a round-0 cell is left to own_cut).
+  /// The item's local rank, its seed and the kind of message it is (0 at round 0); a received
+  /// cell is read into `cell`, a round-0 cell is left to own_cut().
   KOKKOS_FUNCTION int load(Polygon& cell, int item, CellSeed& seed, int& kind) const {
     if (!from_messages) {
       int const l = loom::detail::segment_of(forest.seeds.first, forest.local_count, item);

@@ -20,9 +20,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
-#include <string>
 #include <utility>
-#include <vector>
 
 namespace sdot::detail {
 
@@ -268,25 +266,15 @@ KOKKOS_INLINE_FUNCTION double trend_unit(TreeNode const& node) {
   return size > 0 ? 1 / size : 0;
 }
 
-/// A part's frame in its node's (TrendSums): x = s x_part + t_x, y = s y_part + t_y, with s the
-/// ratio of their units (0 for a point part: x_part = 0) and t the part's centre.
-struct FrameShift {
-  double s, tx, ty;
-  KOKKOS_INLINE_FUNCTION FrameShift(TreeNode const& node, TreeNode const& part) {
-    double const unit = trend_unit(node), part_unit = trend_unit(part);
-    s = part_unit > 0 ? unit / part_unit : 0;
-    tx = (part.centre_x() - node.centre_x()) * unit;
-    ty = (part.centre_y() - node.centre_y()) * unit;
-  }
-};
-
 /// Adds to `sums` (the frame of `node`) the weighted sums of `part` (its own frame): with
 /// x = s x_part + t_x (s the ratio of the units, t the part's centre in the node's frame),
 /// Σ w xⁱ yʲ = Σ_{a ≤ i, b ≤ j} C(i, a) C(j, b) s^(a+b) t_x^(i−a) t_y^(j−b) Σ w x_partᵃ y_partᵇ.
 KOKKOS_INLINE_FUNCTION void add_shifted_sums(WeightedSums& sums, TreeNode const& node,
                                              WeightedSums const& part_sums, TreeNode const& part) {
-  FrameShift const shift(node, part);
-  double const s = shift.s, tx = shift.tx, ty = shift.ty;
+  double const unit = trend_unit(node), part_unit = trend_unit(part);
+  double const s = part_unit > 0 ? unit / part_unit : 0; // a point part: x_part = 0
+  double const tx = (part.centre_x() - node.centre_x()) * unit;
+  double const ty = (part.centre_y() - node.centre_y()) * unit;
   double const* p = part_sums.wm; // (0,0) (1,0) (0,1) (2,0) (0,2)
   sums.wm[0] += p[0];
   sums.wm[1] += s * p[1] + tx * p[0];
@@ -526,20 +514,6 @@ KOKKOS_INLINE_FUNCTION std::uint32_t hilbert_index(std::uint32_t ix, std::uint32
   return d;
 }
 
-/// The last k in [0, count) with first(k) ≤ value, for a nondecreasing first (count ≥ 1).
-template <class First>
-KOKKOS_INLINE_FUNCTION int last_at_most(int count, int value, First const& first) {
-  int lo = 0, hi = count - 1;
-  while (lo < hi) {
-    int const middle = (lo + hi + 1) / 2;
-    if (first(middle) <= value)
-      lo = middle;
-    else
-      hi = middle - 1;
-  }
-  return lo;
-}
-
 template <class MemorySpace>
 struct SeedTree {
   Kokkos::View<Seed*, MemorySpace> seeds;     ///< in tree order
@@ -605,35 +579,6 @@ struct SeedTree {
       if (f(cell_begin(g.cell(i_begin, j)), cell_begin(g.cell(i_end, j))))
         return true;
     return false;
-  }
-  /// Quad q of level `level` (its number in `quads`): its block b and its place (qi, qj).
-  KOKKOS_INLINE_FUNCTION void quad_place(int level, int q, int& b, int& qi, int& qj) const {
-    int const nb_blocks = static_cast<int>(blocks.extent(0));
-    b = last_at_most(nb_blocks, q, [&](int k) { return quad_first(level * nb_blocks + k); });
-    int const in_level = q - quad_first(level * nb_blocks + b);
-    qi = in_level % blocks(b).quad_columns(level);
-    qj = in_level / blocks(b).quad_columns(level);
-  }
-  /// Calls f(seed) for each seed of quad (qi, qj) of level `level` of block `g`.
-  template <class F>
-  KOKKOS_INLINE_FUNCTION void for_each_quad_seed(GridBlock const& g, int level, int qi, int qj,
-                                                 F const& f) const {
-    for_each_quad_row(g, level, qi, qj, [&](int begin, int end) {
-      for (int s = begin; s < end; ++s)
-        f(seeds(s));
-      return false;
-    });
-  }
-  /// Calls f(c) with the number (in `quads`) of each quad of level `level` − 1 under quad
-  /// (qi, qj) of level `level` > 0 of block b, empty ones included.
-  template <class F>
-  KOKKOS_INLINE_FUNCTION void for_each_quad_part(int b, int level, int qi, int qj,
-                                                 F const& f) const {
-    GridBlock const& g = blocks(b);
-    for (int dj = 0; dj < 2; ++dj)
-      for (int di = 0; di < 2; ++di)
-        if (2 * qi + di < g.quad_columns(level - 1) && 2 * qj + dj < g.quad_rows(level - 1))
-          f(quad_number(b, level - 1, 2 * qi + di, 2 * qj + dj));
   }
   /// The block (number in `blocks`) holding sorted seed `slot` (a tree with grids).
   KOKKOS_INLINE_FUNCTION int block_of_slot(int slot) const {
@@ -861,6 +806,20 @@ Kokkos::View<int*, MemorySpace> choose_blocks(ExecutionSpace const& space,
   return block_node;
 }
 
+/// The last k in [0, count) with first(k) ≤ value, for a nondecreasing first (count ≥ 1).
+template <class First>
+KOKKOS_INLINE_FUNCTION int last_at_most(int count, int value, First const& first) {
+  int lo = 0, hi = count - 1;
+  while (lo < hi) {
+    int const middle = (lo + hi + 1) / 2;
+    if (first(middle) <= value)
+      lo = middle;
+    else
+      hi = middle - 1;
+  }
+  return lo;
+}
+
 /// The quads' layout of `tree` (its blocks set): each block's number of levels, and the first
 /// quad of each level of each block (SeedTree::quad_first). Allocates the quads.
 template <class ExecutionSpace, class MemorySpace>
@@ -912,35 +871,6 @@ struct QuadSums {
   int known; ///< the sums were computed (from the seeds or from the quads below)
 };
 
-/// The levels of a tree's quads, read on the host: level l's quads are [begin(l), end(l)) in
-/// SeedTree::quads; the finest level has the most.
-struct QuadLevels {
-  std::vector<int> first; ///< first quad of each level, then one past the last
-  int count() const { return static_cast<int>(first.size()) - 1; }
-  int begin(int l) const { return first[l]; }
-  int end(int l) const { return first[l + 1]; }
-  int most() const { return count() > 0 ? end(0) - begin(0) : 0; }
-  /// Room for a T per quad of the finest level (a level's values, passed to the next).
-  template <class T, class ExecutionSpace>
-  Kokkos::View<T*, typename ExecutionSpace::memory_space> buffer(ExecutionSpace const& space,
-                                                                 char const* label) const {
-    return Kokkos::View<T*, typename ExecutionSpace::memory_space>(
-        Kokkos::view_alloc(space, Kokkos::WithoutInitializing, std::string(label)), most());
-  }
-};
-
-template <class MemorySpace>
-QuadLevels quad_levels(SeedTree<MemorySpace> const& tree) {
-  int const nb_blocks = static_cast<int>(tree.blocks.extent(0));
-  QuadLevels levels;
-  if (nb_blocks == 0)
-    return levels;
-  auto const quad_first = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), tree.quad_first);
-  for (int k = 0; k < static_cast<int>(quad_first.extent(0)); k += nb_blocks)
-    levels.first.push_back(quad_first(k));
-  return levels;
-}
-
 /// The bounds of the quads of `tree` (laid out), level by level from the finest (2 × 2 grid
 /// cells): each quad's box and least weight from the quads below, its trend fitted to all its
 /// seeds (exact at every level: bounds drawn from the quads below lose at every level, and the
@@ -954,18 +884,37 @@ QuadLevels quad_levels(SeedTree<MemorySpace> const& tree) {
 template <class ExecutionSpace, class MemorySpace>
 void compute_quad_bounds(ExecutionSpace const& space, SeedTree<MemorySpace> const& tree) {
   using Policy = Kokkos::RangePolicy<ExecutionSpace>;
-  QuadLevels const levels = quad_levels(tree);
+  int const nb_blocks = static_cast<int>(tree.blocks.extent(0));
+  if (nb_blocks == 0)
+    return;
+  int const levels = static_cast<int>(tree.quad_first.extent(0) - 1) / nb_blocks;
+  auto const quad_first_host =
+      Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), tree.quad_first);
   auto const t = tree;
-  auto below = levels.buffer<QuadSums>(space, "sdot::tree::quad_sums");
-  auto here = levels.buffer<QuadSums>(space, "sdot::tree::quad_sums");
-  for (int l = 0; l < levels.count(); ++l) {
-    int const begin = levels.begin(l), begin_below = l > 0 ? levels.begin(l - 1) : 0;
+  // The finest level has the most quads.
+  int const most = quad_first_host(nb_blocks) - quad_first_host(0);
+  Kokkos::View<QuadSums*, MemorySpace> below(
+      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::tree::quad_sums"), most);
+  Kokkos::View<QuadSums*, MemorySpace> here(
+      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::tree::quad_sums"), most);
+  for (int l = 0; l < levels; ++l) {
+    int const begin = quad_first_host(l * nb_blocks);
+    int const end = quad_first_host((l + 1) * nb_blocks);
+    int const begin_below = l > 0 ? quad_first_host((l - 1) * nb_blocks) : 0;
     Kokkos::parallel_for(
-        "sdot::tree::quads", Policy(space, begin, levels.end(l)), KOKKOS_LAMBDA(int q) {
-          int b, qi, qj;
-          t.quad_place(l, q, b, qi, qj);
+        "sdot::tree::quads", Policy(space, begin, end), KOKKOS_LAMBDA(int q) {
+          int const b =
+              last_at_most(nb_blocks, q, [&](int k) { return t.quad_first(l * nb_blocks + k); });
           GridBlock const g = t.blocks(b);
-          auto const for_each_seed = [&](auto const& f) { t.for_each_quad_seed(g, l, qi, qj, f); };
+          int const in_level = q - t.quad_first(l * nb_blocks + b);
+          int const qi = in_level % g.quad_columns(l), qj = in_level / g.quad_columns(l);
+          auto const for_each_seed = [&](auto const& f) {
+            t.for_each_quad_row(g, l, qi, qj, [&](int begin, int end) {
+              for (int s = begin; s < end; ++s)
+                f(t.seeds(s));
+              return false;
+            });
+          };
           TreeNode box;
           QuadSums out;
           out.wmin = sdot::compat::infinity<double>();
@@ -980,14 +929,17 @@ void compute_quad_bounds(ExecutionSpace const& space, SeedTree<MemorySpace> cons
             box = stats.node();
           } else {
             NodeStats stats;
-            t.for_each_quad_part(b, l, qi, qj, [&](int c) {
-              TreeNode const& part = t.quads(c);
-              if (part.empty())
-                return;
-              stats.add(NodeStats{part.xmin, part.ymin, part.xmax, part.ymax, part.wmax, 1});
-              parts[nb_parts++] = c;
-              out.wmin = sdot::compat::min(out.wmin, below(c - begin_below).wmin);
-            });
+            for (int dj = 0; dj < 2; ++dj)
+              for (int di = 0; di < 2; ++di)
+                if (2 * qi + di < g.quad_columns(l - 1) && 2 * qj + dj < g.quad_rows(l - 1)) {
+                  int const c = t.quad_number(b, l - 1, 2 * qi + di, 2 * qj + dj);
+                  TreeNode const& part = t.quads(c);
+                  if (part.empty())
+                    continue;
+                  stats.add(NodeStats{part.xmin, part.ymin, part.xmax, part.ymax, part.wmax, 1});
+                  parts[nb_parts++] = c;
+                  out.wmin = sdot::compat::min(out.wmin, below(c - begin_below).wmin);
+                }
             box = stats.node();
             out.known = 1;
             for (int k = 0; k < nb_parts; ++k)
