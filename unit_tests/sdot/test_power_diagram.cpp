@@ -882,6 +882,29 @@ TEST(PowerDiagram, WarmStartCertifiesOrSearchesEveryCell) {
   EXPECT_EQ(stats[3].statistics.warm_cells, 1200); // the same weights: every cell certified
 }
 
+TEST(PowerDiagram, WarmStartFollowsEdgeFlips) {
+  // A lattice whose seeds are moved off it a little (short edges where four cells nearly
+  // meet), then small weights that turn some of those edges over: the cells at the ends of an
+  // edge that collapses take the seed across it, so every cell is certified at once (an edge
+  // flip missed would send the cells around it to be widened: a certification round).
+  auto c = lattice_cloud(24);
+  std::mt19937_64 rng(75);
+  std::uniform_real_distribution<double> u(-1, 1), uw(0, 1);
+  double const h = 1.0 / 24;
+  for (auto& x : c.x) {
+    x[0] += 0.05 * h * u(rng);
+    x[1] += 0.05 * h * u(rng);
+  }
+  std::vector<double> zero(c.x.size(), 0.0), small(c.x.size());
+  for (auto& w : small)
+    w = 0.02 * h * h * uw(rng);
+  auto const stats = expect_warm_sequence_matches_reference(c, {zero, small, zero}, unit_square());
+  for (int k : {1, 2}) {
+    EXPECT_EQ(stats[k].statistics.warm_cells, int(c.x.size())) << "step " << k;
+    EXPECT_EQ(stats[k].statistics.warm_rounds, 0) << "step " << k;
+  }
+}
+
 TEST(PowerDiagram, NewPositionsGiveWhatANewDiagramGives) {
   // Time steps of seeds whose cells lie far from them (weights that trend as optimal
   // transport's), with and without warm_start, one box and several: each against brute force.

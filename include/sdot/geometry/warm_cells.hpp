@@ -2,9 +2,12 @@
 // Cells from the neighbours of an earlier computation of the same seeds
 // (PowerDiagramOptions::warm_start): each cell is the domain clipped by the seeds of its earlier
 // neighbouring cells (built at once from where consecutive bisectors meet, when they make that
-// cell: cell_from_neighbour_cycle()), then certified against its neighbours' cells; a cell that
-// fails is cut further by the neighbours of those across its failed edges, and if it fails again,
-// built by the search (clip_by_tree). The certification is repeated until no cell fails.
+// cell: cell_from_neighbour_cycle()). Where such a build finds an edge of no positive length at
+// the new weights (its ends crossed: an edge flip), the two cells at that edge's other ends are
+// cut further by each other's seed. Then each cell is certified against its neighbours' cells;
+// a cell that fails is cut further by the neighbours of those across its failed edges, and if
+// it fails again, built by the search (clip_by_tree). The certification is repeated until no
+// cell fails.
 //
 // Why the result is exact: a cell clipped by some of the bisectors contains the true cell.
 // When every edge between two seeds' cells is also an edge of the other cell, with the same
@@ -185,13 +188,17 @@ KOKKOS_INLINE_FUNCTION bool for_each_second_neighbour(NeighbourGraph<MemorySpace
 /// seeds would make (the same edges, each vertex where two consecutive bisectors meet), built
 /// from one intersection per vertex instead of a clip per seed. Returns false, the cell
 /// undefined, where it is not (a neighbour lost its edge, the cell met the domain's boundary,
-/// a tie): the caller clips.
+/// a tie): the caller clips. `collapsed` (when given): k where it gave up because the edge on
+/// the bisector with the k-th seed of list s has no positive length (the weights moved the
+/// ends of that edge past each other), else −1.
 template <class MemorySpace>
 KOKKOS_INLINE_FUNCTION bool
 cell_from_neighbour_cycle(Polygon& cell, CellSeed const& seed, SeedTree<MemorySpace> const& tree,
                           NeighbourGraph<MemorySpace> const& graph, int s,
-                          ConstPoints<MemorySpace> const& domain) {
+                          ConstPoints<MemorySpace> const& domain, int* collapsed = nullptr) {
   int const begin = graph.offsets(s), m = graph.offsets(s + 1) - begin;
+  if (collapsed)
+    *collapsed = -1;
   if (m < 3 || m > cell.capacity)
     return false;
   // The bisector with the k-th neighbour: ax·x + ay·y = b, relative to the seed (as clipped).
@@ -221,16 +228,23 @@ cell_from_neighbour_cycle(Polygon& cell, CellSeed const& seed, SeedTree<MemorySp
     double const x = (previous.b * next.ay - next.b * previous.ay) * inverse;
     double const y = (previous.ax * next.b - next.ax * previous.b) * inverse;
     // The edge on `previous` runs from the last vertex to this one, along (−ay, ax).
-    if (k > 0 && !(previous.ax * (last_y - y) - previous.ay * (last_x - x) < 0))
+    if (k > 0 && !(previous.ax * (last_y - y) - previous.ay * (last_x - x) < 0)) {
+      if (collapsed)
+        *collapsed = k - 1;
       return false;
+    }
     cell.push(x, y, next.label);
     last_x = x;
     last_y = y;
     previous = next;
   }
-  if (crossings != 1 ||
-      !(previous.ax * (last_y - cell.y(0)) - previous.ay * (last_x - cell.x(0)) < 0))
+  if (crossings != 1)
     return false;
+  if (!(previous.ax * (last_y - cell.y(0)) - previous.ay * (last_x - cell.x(0)) < 0)) {
+    if (collapsed)
+      *collapsed = m - 1;
+    return false;
+  }
   // Inside the domain: the corners of the cell's bounding box are (the domain is convex).
   int const nb_domain = static_cast<int>(domain.extent(0));
   for (int d = 0; d < nb_domain; ++d) {
@@ -279,6 +293,14 @@ struct WarmCellsStep {
   /// is widened by those neighbours' neighbours alone.
   Kokkos::View<unsigned const*, MemorySpace> disagreeing = {};
   Kokkos::View<int const*, MemorySpace> slot_of = {}; ///< input index -> tree slot (widen)
+  /// By tree slot: bit k set where the first build found the edge on the bisector with the
+  /// k-th neighbour of no positive length at the new weights (the first such edge; written by
+  /// the first build when allocated, read with `flips`).
+  Kokkos::View<unsigned*, MemorySpace> collapsed_edges = {};
+  /// Cut further after the first build (the cells at the ends of collapsed edges): the first
+  /// build's cell by the seed across each collapsed edge between two consecutive neighbours
+  /// (an edge flip: the edge between them gives way to one with that seed).
+  bool flips = false;
 
   KOKKOS_FUNCTION void operator()(Polygon& cell, int item) const {
     int const s = items.extent(0) ? items(item) : item;
@@ -289,8 +311,8 @@ struct WarmCellsStep {
     int through[max_widened_through];
     int const nb_through = widen ? widened_through(s, through) : 0;
     int const begin = graph.offsets(s), end = graph.offsets(s + 1);
-    // (A cell to widen has its first cell in its slot; without one it is searched.)
-    if (begin == end || cells.abandon.given_up() || (widen && kept.counts(s) < 0)) {
+    // (A cell to widen or flip has its first cell in its slot; without one it is searched.)
+    if (begin == end || cells.abandon.given_up() || ((widen || flips) && kept.counts(s) < 0)) {
       kept.counts(s) = -1;
       state(s) = cell_to_search;
       return;
@@ -300,16 +322,29 @@ struct WarmCellsStep {
       return clip_by_slots(cell, seed, tree, t, t + 1, result, revisit);
     };
     bool stop = false;
-    if (widen) {
+    if (widen || flips) {
       // The first build's cell, kept in its slot, is the domain cut by the neighbours already
       // (or by more seeds: a first pass from candidates): the same bits as cutting it again.
       start_from_slot(cell, kept, s);
-    } else if (!cell_from_neighbour_cycle(cell, seed, tree, graph, s, cells.domain_vertices)) {
-      start_from_domain(cell, seed.x, seed.y, cells.domain_vertices, cells.domain_labels);
-      for (int k = begin; k < end && !stop; ++k)
-        stop = clip_by_slot(graph.slots(k), false);
+    } else {
+      int collapsed;
+      if (!cell_from_neighbour_cycle(cell, seed, tree, graph, s, cells.domain_vertices,
+                                     &collapsed)) {
+        if (collapsed >= 0 && collapsed < 32 && collapsed_edges.extent(0) > 0)
+          collapsed_edges(s) = 1u << collapsed;
+        start_from_domain(cell, seed.x, seed.y, cells.domain_vertices, cells.domain_labels);
+        for (int k = begin; k < end && !stop; ++k)
+          stop = clip_by_slot(graph.slots(k), false);
+      }
     }
     kept.counts(s) = -1;
+    // The seeds across the collapsed edges between consecutive neighbours (edge flips).
+    for (int k = begin; k < end && flips && !stop; ++k) {
+      int const t =
+          seed_across_collapsed_edge(s, graph.slots(k), graph.slots(k + 1 == end ? begin : k + 1));
+      if (t >= 0)
+        stop = clip_by_slot(t, true);
+    }
     // The neighbours' neighbours: those of the neighbours across a failed edge, or all
     // (for_each_second_neighbour).
     if (widen && !stop && nb_through < 0)
@@ -329,6 +364,31 @@ struct WarmCellsStep {
     cells.finish(cell, seed);
     keep_in_slot(kept, s, cell);
     state(s) = widen ? widened_cell : warm_cell;
+  }
+
+  /// When the edge between a and b collapsed (as a's or b's first build found it), the seed at
+  /// its other end from s (in a's list, the neighbour on the other side of b), else −1.
+  KOKKOS_FUNCTION int seed_across_collapsed_edge(int s, int a, int b) const {
+    // The position of `to` in the list of `from`, and whether the edge there collapsed.
+    auto const collapsed = [&](int from, int to, int& position) {
+      unsigned const bits = collapsed_edges(from);
+      position = -1;
+      for (int e = graph.offsets(from), k = 0; e < graph.offsets(from + 1); ++e, ++k)
+        if (graph.slots(e) == to)
+          position = k;
+      return position >= 0 && position < 32 && ((bits >> position) & 1u);
+    };
+    int p, q;
+    bool const from_a = collapsed(a, b, p);
+    if (p < 0 || !(from_a || (collapsed_edges(b) != 0u && collapsed(b, a, q))))
+      return -1;
+    int const first = graph.offsets(a), m = graph.offsets(a + 1) - first;
+    if (m < 3)
+      return -1;
+    int const before = graph.slots(first + (p == 0 ? m - 1 : p - 1));
+    int const after = graph.slots(first + (p + 1 == m ? 0 : p + 1));
+    int const t = before == s ? after : after == s ? before : -1;
+    return t == b ? -1 : t;
   }
 
   /// The tree slots of the neighbours across the failed edges of the first build's cell of
@@ -669,9 +729,39 @@ WarmReport build_cells_from_neighbours(
       space, tree, domain_vertices, domain_labels, capacity, out, kept, slot_of, domain_area,
       domain_length, abandon, before_search,
       FirstPass<MemorySpace>([&](FirstPassArguments<MemorySpace> const& first) {
-        for_each_cell(space, "sdot::warm::cells",
-                      WarmCellsStep<MemorySpace>{first.step, first.kept, graph, first.state, {}},
-                      tree.size, first.inline_capacity);
+        Kokkos::View<unsigned*, MemorySpace> collapsed(
+            Kokkos::view_alloc(space, "sdot::warm::collapsed_edges"), tree.size);
+        WarmCellsStep<MemorySpace> step{first.step, first.kept, graph, first.state, {}};
+        step.collapsed_edges = collapsed;
+        for_each_cell(space, "sdot::warm::cells", step, tree.size, first.inline_capacity);
+        // The cells at the ends of the collapsed edges, built again with the seeds across them.
+        Kokkos::View<int*, MemorySpace> flipped(Kokkos::view_alloc(space, "sdot::warm::flipped"),
+                                                tree.size);
+        auto const offsets = graph.offsets;
+        auto const slots = graph.slots;
+        Kokkos::parallel_for(
+            "sdot::warm::mark_flipped", Kokkos::RangePolicy<ExecutionSpace>(space, 0, tree.size),
+            KOKKOS_LAMBDA(int a) {
+              unsigned const bits = collapsed(a);
+              if (bits == 0u)
+                return;
+              int const begin = offsets(a), m = offsets(a + 1) - begin;
+              for (int p = 0; p < m && p < 32 && m >= 3; ++p)
+                if ((bits >> p) & 1u) {
+                  Kokkos::atomic_fetch_or(&flipped(slots(begin + (p == 0 ? m - 1 : p - 1))), 1);
+                  Kokkos::atomic_fetch_or(&flipped(slots(begin + (p + 1 == m ? 0 : p + 1))), 1);
+                }
+            });
+        auto const state = first.state;
+        auto const items = items_where(
+            space, "sdot::warm::to_flip", tree.size,
+            KOKKOS_LAMBDA(int t) { return flipped(t) != 0 && state(t) == warm_cell; });
+        if (items.extent(0) > 0) {
+          step.items = items;
+          step.flips = true;
+          for_each_cell(space, "sdot::warm::flipped_cells", step, static_cast<int>(items.extent(0)),
+                        first.inline_capacity);
+        }
         return graph;
       }));
 }
