@@ -734,7 +734,7 @@ WarmReport build_cells_from_neighbours(
         WarmCellsStep<MemorySpace> step{first.step, first.kept, graph, first.state, {}};
         step.collapsed_edges = collapsed;
         for_each_cell(space, "sdot::warm::cells", step, tree.size, first.inline_capacity);
-        // The cells at the ends of the collapsed edges, built again with the seeds across them.
+        // The cells at the other ends of the collapsed edges, cut further by the seeds across them.
         Kokkos::View<int*, MemorySpace> flipped(Kokkos::view_alloc(space, "sdot::warm::flipped"),
                                                 tree.size);
         auto const offsets = graph.offsets;
