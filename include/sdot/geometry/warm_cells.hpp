@@ -40,6 +40,16 @@ struct NeighbourGraph {
   bool empty() const { return offsets.extent(0) == 0; }
 };
 
+/// The seeds at the two ends of the edge between a and the p-th seed of its list (the seeds
+/// before and after it in the list: the cells that meet that edge's ends).
+template <class MemorySpace>
+KOKKOS_INLINE_FUNCTION void seeds_at_edge_ends(NeighbourGraph<MemorySpace> const& graph, int a,
+                                               int p, int& before, int& after) {
+  int const first = graph.offsets(a), m = graph.offsets(a + 1) - first;
+  before = graph.slots(first + (p == 0 ? m - 1 : p - 1));
+  after = graph.slots(first + (p + 1 == m ? 0 : p + 1));
+}
+
 /// tree.index inverted: the tree slot of each input index.
 template <class ExecutionSpace, class MemorySpace>
 Kokkos::View<int*, MemorySpace> slot_of_index(ExecutionSpace const& space,
@@ -382,11 +392,10 @@ struct WarmCellsStep {
     bool const from_a = collapsed(a, b, p);
     if (p < 0 || !(from_a || (collapsed_edges(b) != 0u && collapsed(b, a, q))))
       return -1;
-    int const first = graph.offsets(a), m = graph.offsets(a + 1) - first;
-    if (m < 3)
+    if (graph.offsets(a + 1) - graph.offsets(a) < 3)
       return -1;
-    int const before = graph.slots(first + (p == 0 ? m - 1 : p - 1));
-    int const after = graph.slots(first + (p + 1 == m ? 0 : p + 1));
+    int before, after;
+    seeds_at_edge_ends(graph, a, p, before, after);
     int const t = before == s ? after : after == s ? before : -1;
     return t == b ? -1 : t;
   }
@@ -737,19 +746,20 @@ WarmReport build_cells_from_neighbours(
         // The cells at the other ends of the collapsed edges, cut further by the seeds across them.
         Kokkos::View<int*, MemorySpace> flipped(Kokkos::view_alloc(space, "sdot::warm::flipped"),
                                                 tree.size);
-        auto const offsets = graph.offsets;
-        auto const slots = graph.slots;
+        NeighbourGraph<MemorySpace> const neighbours = graph;
         Kokkos::parallel_for(
             "sdot::warm::mark_flipped", Kokkos::RangePolicy<ExecutionSpace>(space, 0, tree.size),
             KOKKOS_LAMBDA(int a) {
               unsigned const bits = collapsed(a);
-              if (bits == 0u)
+              int const m = neighbours.offsets(a + 1) - neighbours.offsets(a);
+              if (bits == 0u || m < 3)
                 return;
-              int const begin = offsets(a), m = offsets(a + 1) - begin;
-              for (int p = 0; p < m && p < 32 && m >= 3; ++p)
+              for (int p = 0; p < m && p < 32; ++p)
                 if ((bits >> p) & 1u) {
-                  Kokkos::atomic_fetch_or(&flipped(slots(begin + (p == 0 ? m - 1 : p - 1))), 1);
-                  Kokkos::atomic_fetch_or(&flipped(slots(begin + (p + 1 == m ? 0 : p + 1))), 1);
+                  int before, after;
+                  seeds_at_edge_ends(neighbours, a, p, before, after);
+                  Kokkos::atomic_fetch_or(&flipped(before), 1);
+                  Kokkos::atomic_fetch_or(&flipped(after), 1);
                 }
             });
         auto const state = first.state;
