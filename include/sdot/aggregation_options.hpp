@@ -34,6 +34,8 @@ struct AggregationOptions {
   double coarse_scale = 1.5;
   /// Visits of each coarse level per visit of the level above, ≥ 1: 1, a V-cycle; 2, a
   /// W-cycle (the default: about 40 % fewer CG iterations for about 1.5× the work per cycle).
+  /// Each visit after the first continues from the one before it, without sweeps of its own
+  /// before its coarse correction.
   int cycle = 2;
 };
 

@@ -839,17 +839,24 @@ private:
   }
 
   std::vector<double> cycle(int l, std::vector<double> const& b) const {
+    return visit(l, b, std::vector<double>(levels_[l].size, 0.0), false);
+  }
+
+  /// A visit of level l from x: the sweeps (none when it `continues` a visit just made, whose
+  /// last sweeps stand for them), the coarse correction (the next level visited `cycle`
+  /// times, each visit after the first continuing from the one before it), the sweeps.
+  std::vector<double> visit(int l, std::vector<double> const& b, std::vector<double> x,
+                            bool continues) const {
     Level const& a = levels_[l];
     if (l + 1 == static_cast<int>(levels_.size()))
       return coarsest_solve(a, b);
     double const omega = options_.omega;
-    std::vector<double> x(a.size, 0.0);
     auto sweep = [&] {
       auto const t = residual(a, b, x);
       for (int i = 0; i < a.size; ++i)
         x[i] += omega * a.inverse_diagonal[i] * t[i];
     };
-    for (int s = 0; s < options_.sweeps; ++s)
+    for (int s = 0; s < options_.sweeps && !continues; ++s)
       sweep();
     Level const& next = levels_[l + 1];
     std::vector<double> coarse_b(next.size, 0.0);
@@ -859,11 +866,8 @@ private:
         coarse_b[c] += t[i];
     auto coarse_x = cycle(l + 1, coarse_b);
     bool const last = l + 2 == static_cast<int>(levels_.size());
-    for (int visit = 1; visit < options_.cycle && !last; ++visit) {
-      auto const e = cycle(l + 1, residual(next, coarse_b, coarse_x));
-      for (int i = 0; i < next.size; ++i)
-        coarse_x[i] += e[i];
-    }
+    for (int k = 1; k < options_.cycle && !last; ++k)
+      coarse_x = visit(l + 1, coarse_b, coarse_x, true);
     for (int c = 0; c < next.size; ++c)
       for (int i : a.members[c])
         x[i] += options_.coarse_scale * coarse_x[c];

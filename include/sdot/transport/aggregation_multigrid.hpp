@@ -30,7 +30,9 @@
 //   fine entries' order: the same bits on every run).
 // - Smoother: `sweeps` damped Jacobi sweeps (ω) before and after the coarse correction (so the
 //   cycle is symmetric); the coarse correction is scaled by `coarse_scale` (over-correction,
-//   which unsmoothed aggregation needs).
+//   which unsmoothed aggregation needs). A W-cycle visits each coarse level twice per visit of
+//   the level above: the second visit continues from the first one's result, whose last
+//   sweeps stand for its first ones (S C S C S: still a palindrome of self-adjoint steps).
 // - Coarsest level (≤ `coarsest_size` nodes): dense Cholesky of A_c + s 1 1ᵀ (s = mean
 //   diagonal / size, only where the levels hold the whole singular Laplacian, not a block
 //   Jacobi's block; the constants are its kernel and the right-hand sides are orthogonal to
@@ -96,7 +98,6 @@ struct MultigridLevel {
   /// Whether the aggregates are consecutive groups of `aggregate_size` (else matched).
   bool consecutive_aggregates = true;
   Vector b, x, t;
-  Vector r, e; ///< a W-cycle's second visit: its residual, and the first visit's solution
 };
 
 /// The aggregates of every level but the coarsest, and so the levels' sizes (a level's next
@@ -149,21 +150,16 @@ void for_each_residual_slice(ExecutionSpace const& space, std::string const& lab
       });
 }
 
-/// t = b − A x, and with `copy` (a W-cycle keeping x while the level is visited again)
-/// copy = x.
+/// t = b − A x.
 template <class ExecutionSpace, class MemorySpace, class B, class X, class T>
 void mg_residual(ExecutionSpace const& space, MultigridLevel<MemorySpace> const& level, B const& b,
-                 X const& x, T const& t, T const& copy = {}) {
+                 X const& x, T const& t) {
   constexpr int rows = MultigridLevel<MemorySpace>::slice_rows;
   int const n = level.size;
-  bool const copied = copy.extent(0) > 0;
   for_each_residual_slice(
       space, "sdot::mg::residual", level, b, x, KOKKOS_LAMBDA(int first, double const* s) {
-        for (int r = 0; r < rows && first + r < n; ++r) {
+        for (int r = 0; r < rows && first + r < n; ++r)
           t(first + r) = s[r];
-          if (copied)
-            copy(first + r) = x(first + r);
-        }
       });
 }
 
@@ -777,10 +773,6 @@ public:
       level.b = alloc("sdot::mg::b", level.size);
       level.x = alloc("sdot::mg::x", extended);
       level.t = alloc("sdot::mg::t", extended);
-      if (options_.cycle > 1) {
-        level.r = alloc("sdot::mg::r", level.size);
-        level.e = alloc("sdot::mg::e", level.size);
-      }
     }
   }
 
@@ -843,43 +835,48 @@ public:
         KOKKOS_LAMBDA(int p) { z(order(p)) = x(p); });
   }
 
-  /// x ≈ A_l⁻¹ b on level l: smooth from zero, restrict the residual, solve the next level
-  /// (`cycle` times, each on the residual left by the previous), prolong, smooth. The sweeps
-  /// go back and forth between the level's x and t; returns the one holding the result.
+  /// x ≈ A_l⁻¹ b on level l: smooth from zero, then correct_and_smooth(). The sweeps go back
+  /// and forth between the level's x and t; returns the one holding the result.
   template <class B>
   Vector cycle(ExecutionSpace const& space, int l, B const& b) const {
-    int const last = static_cast<int>(levels_.size()) - 1;
     auto const& level = levels_[l];
-    if (l == last) {
+    if (l == static_cast<int>(levels_.size()) - 1) {
       solve_coarsest(space, b, level.x);
       return level.x;
     }
-    double const omega = options_.omega;
-    auto const& next = levels_[l + 1];
     Vector x = level.x, spare = level.t;
-    mg_jacobi(space, level, x, b, omega);
+    mg_jacobi(space, level, x, b, options_.omega);
     for (int s = 1; s < options_.sweeps; ++s) {
       exchange(space, l, x);
-      mg_smooth(space, level, b, x, spare, omega);
+      mg_smooth(space, level, b, x, spare, options_.omega);
       std::swap(x, spare);
     }
+    return correct_and_smooth(space, l, b, x, spare);
+  }
+
+  /// The rest of a visit of level l from x (one of the level's x and t, `spare` the other):
+  /// restrict the residual, solve the next level, prolong, smooth. The next level is visited
+  /// `cycle` times: the first visit from zero (cycle()), each other one continuing from the
+  /// result of the one before it, whose last sweeps stand for its first ones (a visit of level
+  /// l + 1 reads S C S C S, S the sweeps and C the coarse corrections: a palindrome of
+  /// self-adjoint steps, so the cycle stays symmetric).
+  template <class B>
+  Vector correct_and_smooth(ExecutionSpace const& space, int l, B const& b, Vector x,
+                            Vector spare) const {
+    auto const& level = levels_[l];
+    auto const& next = levels_[l + 1];
     exchange(space, l, x);
     mg_restrict_residual(space, level, b, x, spare, next.b, next.size, options_.aggregate_size);
     Vector coarse_x = cycle(space, l + 1, next.b);
-    for (int visit = 1; visit < options_.cycle && l + 1 < last; ++visit) {
-      auto const kept = next.e; // the coarse solution so far, while the next visit runs
-      exchange(space, l + 1, coarse_x);
-      mg_residual(space, next, next.b, coarse_x, next.r, kept);
-      auto const correction = cycle(space, l + 1, next.r);
-      Kokkos::parallel_for(
-          "sdot::mg::add_correction", Kokkos::RangePolicy<ExecutionSpace>(space, 0, next.size),
-          KOKKOS_LAMBDA(int i) { correction(i) = kept(i) + correction(i); });
-      coarse_x = correction;
+    for (int visit = 1; visit < options_.cycle && l + 2 < static_cast<int>(levels_.size());
+         ++visit) {
+      Vector const other = coarse_x.data() == next.x.data() ? next.t : next.x;
+      coarse_x = correct_and_smooth(space, l + 1, next.b, coarse_x, other);
     }
     mg_prolong(space, level, x, coarse_x, options_.coarse_scale);
     for (int s = 0; s < options_.sweeps; ++s) {
       exchange(space, l, x);
-      mg_smooth(space, level, b, x, spare, omega);
+      mg_smooth(space, level, b, x, spare, options_.omega);
       std::swap(x, spare);
     }
     return x;
