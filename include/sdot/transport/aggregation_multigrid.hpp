@@ -908,7 +908,10 @@ public:
         KOKKOS_LAMBDA(int i) { x(i) = whole(first + i); });
   }
 
-  /// x = (L Lᵀ)⁻¹ b, L the lower triangle of `factor` (one thread).
+  /// x = (L Lᵀ)⁻¹ b, L the lower triangle of `factor` and Lᵀ its upper one (one thread). Both
+  /// substitutions subtract each solved unknown from the ones left (a row of `factor` at a
+  /// time, contiguous): independent updates that pipeline, rather than one chain of dependent
+  /// subtractions per unknown.
   template <class B, class X>
   static void substitute(ExecutionSpace const& space,
                          Kokkos::View<double**, Kokkos::LayoutRight, memory_space> const& factor,
@@ -917,25 +920,28 @@ public:
     Kokkos::parallel_for(
         "sdot::mg::coarsest_solve", Kokkos::RangePolicy<ExecutionSpace>(space, 0, 1),
         KOKKOS_LAMBDA(int) {
-          for (int i = 0; i < m; ++i) {
-            double s = b(i);
-            for (int k = 0; k < i; ++k)
-              s -= factor(i, k) * x(k);
-            x(i) = s / factor(i, i);
+          for (int i = 0; i < m; ++i)
+            x(i) = b(i);
+          for (int k = 0; k < m; ++k) { // L y = b: column k of L is row k of Lᵀ
+            double const y = x(k) / factor(k, k);
+            x(k) = y;
+            for (int i = k + 1; i < m; ++i)
+              x(i) -= factor(k, i) * y;
           }
-          for (int i = m - 1; i >= 0; --i) {
-            double s = x(i);
-            for (int k = i + 1; k < m; ++k)
-              s -= factor(k, i) * x(k);
-            x(i) = s / factor(i, i);
+          for (int i = m - 1; i >= 0; --i) { // Lᵀ x = y: row i of L
+            double const xi = x(i) / factor(i, i);
+            x(i) = xi;
+            for (int k = 0; k < i; ++k)
+              x(k) -= factor(i, k) * xi;
           }
         });
   }
 
-  /// Dense Cholesky factor (lower) of the coarsest matrix (+ s 1 1ᵀ when `shifted`: s = mean
-  /// diagonal / size); a pivot that rounding makes tiny is replaced by the diagonal entry
-  /// (still positive definite). With levels that couple the processes, the last coupled level
-  /// gathered on every process instead, with its own multigrid (gather_last_level()).
+  /// Dense Cholesky factor L of the coarsest matrix (+ s 1 1ᵀ when `shifted`: s = mean
+  /// diagonal / size) in the lower triangle, Lᵀ in the upper one (for substitute()); a pivot
+  /// that rounding makes tiny is replaced by the diagonal entry (still positive definite). With
+  /// levels that couple the processes, the last coupled level gathered on every process
+  /// instead, with its own multigrid (gather_last_level()).
   void factor_coarsest(ExecutionSpace const& space, bool shifted) {
     if (coupled_) {
       gather_last_level(space, shifted);
@@ -963,6 +969,9 @@ public:
               factor(i, j) = s / pivot;
             }
           }
+          for (int i = 0; i < m; ++i)
+            for (int j = i + 1; j < m; ++j)
+              factor(i, j) = factor(j, i);
         });
   }
 
