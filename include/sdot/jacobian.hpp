@@ -10,6 +10,7 @@
 #include <loom/halo.hpp>
 #include <loom/row_blocks.hpp>
 #include <sdot/base/scan.hpp>
+#include <sdot/base/small_sort.hpp>
 #include <sdot/base/views.hpp>
 #include <sdot/points.hpp>
 #include <sdot/power_diagram.hpp>
@@ -117,8 +118,8 @@ raw_jacobian_entries(ExecutionSpace const& space, Polygons const& polygons, int 
 }
 
 /// Each row's entries with their values −length / (2 |x_j − x_i|) (`x`: the extended
-/// positions), sorted by global column (insertion sort: rows are short); counts(i): its
-/// distinct columns.
+/// positions), sorted by global column, equal columns in their raw order (by rank, or by an
+/// insertion sort beyond small_sort_max entries); counts(i): its distinct columns.
 template <class ExecutionSpace, class Extended, class Positions>
 Kokkos::View<JacobianEntry*, typename ExecutionSpace::memory_space>
 sorted_jacobian_entries(ExecutionSpace const& space,
@@ -132,18 +133,29 @@ sorted_jacobian_entries(ExecutionSpace const& space,
       "sdot::jacobian::sort_rows", Kokkos::RangePolicy<ExecutionSpace>(space, 0, n),
       KOKKOS_LAMBDA(int i) {
         int const b = raw.offsets(i), e = raw.offsets(i + 1);
-        for (int r = b; r < e; ++r) {
+        auto const entry = [&](int r) {
           int const j = raw_extended(r);
           double const dx = x(j, 0) - x(i, 0), dy = x(j, 1) - x(i, 1);
           double const distance = sdot::compat::sqrt(dx * dx + dy * dy);
           double const value = distance > 0 ? -raw.lengths(r) / (2 * distance) : 0.0;
-          JacobianEntry entry{raw.columns(r), j, value};
-          int s = r;
-          while (s > b && sorted(s - 1).column > entry.column) {
-            sorted(s) = sorted(s - 1);
-            --s;
+          return JacobianEntry{raw.columns(r), j, value};
+        };
+        if (e - b <= small_sort_max) { // by rank: column, then raw order (a stable sort)
+          std::uint64_t keys[small_sort_max];
+          for (int r = b; r < e; ++r)
+            keys[r - b] = column_key(raw.columns(r), r - b);
+          for (int r = b; r < e; ++r)
+            sorted(b + rank_among(keys, e - b, r - b)) = entry(r);
+        } else { // insertion sort (stable)
+          for (int r = b; r < e; ++r) {
+            JacobianEntry const next = entry(r);
+            int s = r;
+            while (s > b && sorted(s - 1).column > next.column) {
+              sorted(s) = sorted(s - 1);
+              --s;
+            }
+            sorted(s) = next;
           }
-          sorted(s) = entry;
         }
         int distinct = 0;
         for (int r = b; r < e; ++r)

@@ -57,6 +57,7 @@
 #include <sdot/base/morton.hpp>
 #include <sdot/base/radix_sort.hpp>
 #include <sdot/base/scan.hpp>
+#include <sdot/base/small_sort.hpp>
 #include <sdot/base/views.hpp>
 
 #include <loom/detail/segments.hpp>
@@ -364,16 +365,31 @@ mg_coarsen(ExecutionSpace const& space, MultigridLevel<MemorySpace> const& fine,
             ++end;
           }
         }
-        for (int r = b + 1; r < end; ++r) { // distinct columns: any sort is stable
-          int const column = raw_columns(r);
-          double const value = raw_values(r);
-          int s = r;
-          for (; s > b && raw_columns(s - 1) > column; --s) {
-            raw_columns(s) = raw_columns(s - 1);
-            raw_values(s) = raw_values(s - 1);
+        // Distinct columns: any sort gives the same order.
+        if (end - b <= small_sort_max) { // by rank
+          std::uint64_t keys[small_sort_max];
+          double sums[small_sort_max];
+          for (int r = b; r < end; ++r) {
+            keys[r - b] = column_key(raw_columns(r), r - b);
+            sums[r - b] = raw_values(r);
           }
-          raw_columns(s) = column;
-          raw_values(s) = value;
+          for (int k = 0; k < end - b; ++k) {
+            int const to = b + rank_among(keys, end - b, k);
+            raw_columns(to) = static_cast<int>(keys[k] >> 32);
+            raw_values(to) = sums[k];
+          }
+        } else {
+          for (int r = b + 1; r < end; ++r) { // insertion sort
+            int const column = raw_columns(r);
+            double const value = raw_values(r);
+            int s = r;
+            for (; s > b && raw_columns(s - 1) > column; --s) {
+              raw_columns(s) = raw_columns(s - 1);
+              raw_values(s) = raw_values(s - 1);
+            }
+            raw_columns(s) = column;
+            raw_values(s) = value;
+          }
         }
         counts(c) = end - b;
       });
