@@ -21,7 +21,8 @@ KOKKOS_INLINE_FUNCTION int rank_among(std::uint64_t const* keys, int n, int i) {
   return rank;
 }
 
-/// A key that sorts by `column`, then by `position` (distinct positions: distinct keys).
+/// A key that sorts by `column` (≥ 0, as a row's column indices are), then by `position`
+/// (distinct positions: distinct keys).
 KOKKOS_INLINE_FUNCTION std::uint64_t column_key(int column, int position) {
   return std::uint64_t(static_cast<std::uint32_t>(column)) << 32 |
          static_cast<std::uint32_t>(position);
