@@ -40,6 +40,18 @@ struct NeighbourGraph {
   bool empty() const { return offsets.extent(0) == 0; }
 };
 
+/// The position of slot t in the list of slot s in `graph` (the last, should it come twice), or
+/// −1 when t is not there.
+template <class MemorySpace>
+KOKKOS_INLINE_FUNCTION int position_in_list(NeighbourGraph<MemorySpace> const& graph, int s,
+                                            int t) {
+  int position = -1;
+  for (int e = graph.offsets(s), k = 0; e < graph.offsets(s + 1); ++e, ++k)
+    if (graph.slots(e) == t)
+      position = k;
+  return position;
+}
+
 /// The seeds at the two ends of the edge between a and the p-th seed of its list (the seeds
 /// before and after it in the list: the cells that meet that edge's ends).
 template <class MemorySpace>
@@ -156,19 +168,11 @@ template <class MemorySpace, class Visit>
 KOKKOS_INLINE_FUNCTION bool for_each_second_neighbour(NeighbourGraph<MemorySpace> const& graph,
                                                       int s, Visit const& visit) {
   int const begin = graph.offsets(s), end = graph.offsets(s + 1);
-  auto const is_neighbour = [&](int t) {
-    bool found = false;
-    for (int k = begin; k < end; ++k)
-      found |= graph.slots(k) == t;
-    return found;
-  };
+  auto const is_neighbour = [&](int t) { return position_in_list(graph, s, t) >= 0; };
   for (int k = begin; k < end; ++k) {
     int const j = graph.slots(k);
     int const first = graph.offsets(j), size = graph.offsets(j + 1) - first;
-    int p = -1; // the position of s in j's list
-    for (int q = 0; q < size; ++q)
-      if (graph.slots(first + q) == s)
-        p = q;
+    int const p = position_in_list(graph, j, s);
     // Positions skipped besides p (-1: none).
     int after = -1, before = -1, across = -1;
     if (p >= 0 && size >= 3) {
@@ -381,12 +385,8 @@ struct WarmCellsStep {
   KOKKOS_FUNCTION int seed_across_collapsed_edge(int s, int a, int b) const {
     // The position of `to` in the list of `from`, and whether the edge there collapsed.
     auto const collapsed = [&](int from, int to, int& position) {
-      unsigned const bits = collapsed_edges(from);
-      position = -1;
-      for (int e = graph.offsets(from), k = 0; e < graph.offsets(from + 1); ++e, ++k)
-        if (graph.slots(e) == to)
-          position = k;
-      return position >= 0 && position < 32 && ((bits >> position) & 1u);
+      position = position_in_list(graph, from, to);
+      return position >= 0 && position < 32 && ((collapsed_edges(from) >> position) & 1u);
     };
     int p, q;
     bool const from_a = collapsed(a, b, p);
