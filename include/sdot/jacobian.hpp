@@ -71,7 +71,9 @@ struct JacobianEntry {
 /// raw_offsets(i) = offsets(i) − offsets(0) + i: the diagonal first (value 0), then per edge the
 /// other seed (global column) and the edge's length where the edge is shared with a seed and has a
 /// positive length, else the row's own column with length 0 (merged into the diagonal, which sums
-/// the other columns only: no pass to count the edges first).
+/// the other columns only: no pass to count the edges first). With `order` (one process), row p
+/// is the cell of seed order(p), and a column the place of its seed in `order` (`place`); the
+/// rows' offsets then come from a scan.
 template <class MemorySpace>
 struct RawEntries {
   Kokkos::View<int*, MemorySpace> offsets; ///< n + 1
@@ -81,28 +83,42 @@ struct RawEntries {
 
 template <class ExecutionSpace, class Polygons>
 RawEntries<typename ExecutionSpace::memory_space>
-raw_jacobian_entries(ExecutionSpace const& space, Polygons const& polygons, int n, int first) {
+raw_jacobian_entries(ExecutionSpace const& space, Polygons const& polygons, int n, int first,
+                     Kokkos::View<int const*, typename ExecutionSpace::memory_space> order = {},
+                     Kokkos::View<int const*, typename ExecutionSpace::memory_space> place = {}) {
   using memory_space = typename ExecutionSpace::memory_space;
+  using Policy = Kokkos::RangePolicy<ExecutionSpace>;
   RawEntries<memory_space> raw;
   auto const offsets = polygons.offsets;
   auto const vertices = polygons.vertices;
   auto const sources = polygons.edge_sources;
-  int total = 0;
-  Kokkos::parallel_reduce(
-      "sdot::jacobian::raw_total", Kokkos::RangePolicy<ExecutionSpace>(space, 0, 1),
-      KOKKOS_LAMBDA(int, int& t) { t += offsets(n) - offsets(0) + n; }, total);
+  bool const identity = order.extent(0) == 0;
   raw.offsets = uninitialized_view<int*>(space, "sdot::jacobian::raw_offsets", n + 1);
+  auto const raw_offsets = raw.offsets;
+  int total = 0;
+  if (identity) {
+    Kokkos::parallel_reduce(
+        "sdot::jacobian::raw_total", Policy(space, 0, 1),
+        KOKKOS_LAMBDA(int, int& t) { t += offsets(n) - offsets(0) + n; }, total);
+    Kokkos::parallel_for(
+        "sdot::jacobian::raw_offsets", Policy(space, 0, n + 1),
+        KOKKOS_LAMBDA(int i) { raw_offsets(i) = offsets(i) - offsets(0) + i; });
+  } else {
+    Kokkos::parallel_for(
+        "sdot::jacobian::raw_lengths", Policy(space, 0, n),
+        KOKKOS_LAMBDA(int p) { raw_offsets(p) = offsets(order(p) + 1) - offsets(order(p)) + 1; });
+    total = exclusive_scan(space, "sdot::jacobian::raw_offsets",
+                           Kokkos::subview(raw_offsets, Kokkos::make_pair(0, n)), raw_offsets);
+  }
   raw.columns = uninitialized_view<int*>(space, "sdot::jacobian::raw_columns", total);
   raw.lengths = uninitialized_view<double*>(space, "sdot::jacobian::raw_lengths", total);
+  // In the polygons' order (read in sequence), each row written at its place.
   Kokkos::parallel_for(
-      "sdot::jacobian::edges", Kokkos::RangePolicy<ExecutionSpace>(space, 0, n + 1),
-      KOKKOS_LAMBDA(int i) {
-        raw.offsets(i) = offsets(i) - offsets(0) + i;
-        if (i == n)
-          return;
+      "sdot::jacobian::edges", Policy(space, 0, n), KOKKOS_LAMBDA(int i) {
+        int const p = identity ? i : place(i);
         int const b = offsets(i), e = offsets(i + 1);
-        int r = b - offsets(0) + i;
-        raw.columns(r) = first + i;
+        int r = raw.offsets(p);
+        raw.columns(r) = first + p;
         raw.lengths(r) = 0;
         ++r;
         for (int k = b; k < e; ++k, ++r) {
@@ -110,7 +126,8 @@ raw_jacobian_entries(ExecutionSpace const& space, Polygons const& polygons, int 
           double const dx = vertices(next, 0) - vertices(k, 0);
           double const dy = vertices(next, 1) - vertices(k, 1);
           bool const shared = sources(k) >= 0 && dx * dx + dy * dy > 0;
-          raw.columns(r) = shared ? sources(k) : first + i;
+          int const source = shared ? sources(k) : 0;
+          raw.columns(r) = shared ? (identity ? source : place(source)) : first + p;
           raw.lengths(r) = shared ? sdot::compat::sqrt(dx * dx + dy * dy) : 0.0;
         }
       });
@@ -166,21 +183,15 @@ sorted_jacobian_entries(ExecutionSpace const& space,
   return sorted;
 }
 
-} // namespace detail
-
-/// Collective: assembles the Jacobian of the measures of this process's cells.
-///
-/// @param space the execution space instance the assembly runs on
-/// @param ranks the processes (one process: loom::Ranks{} or any one-process Ranks)
-/// @param positions this process's seeds [n, 2]; global seed numbers follow the processes'
-///        blocks in process order
-/// @param polygons this process's cells (PowerDiagram::cell_polygons()): edge sources in
-///        global seed numbering
+/// measure_jacobian(), with the rows and columns renumbered by `order` (not empty: one process
+/// only, a permutation of the seeds): row p is seed order(p)'s, and seed j's column its place
+/// in `order`; `positions` and `polygons` stay in the seeds' numbering.
 template <class ExecutionSpace>
 MeasureJacobian<ExecutionSpace>
-measure_jacobian(ExecutionSpace const& space, loom::Ranks const& ranks,
-                 ConstPoints<typename ExecutionSpace::memory_space> positions,
-                 CellPolygons<typename ExecutionSpace::memory_space> const& polygons) {
+assemble_jacobian(ExecutionSpace const& space, loom::Ranks const& ranks,
+                  ConstPoints<typename ExecutionSpace::memory_space> positions,
+                  CellPolygons<typename ExecutionSpace::memory_space> const& polygons,
+                  Kokkos::View<int const*, typename ExecutionSpace::memory_space> order) {
   using memory_space = typename ExecutionSpace::memory_space;
   using Policy = Kokkos::RangePolicy<ExecutionSpace>;
   sdot::compat::ScopedRegion region("sdot::measure_jacobian");
@@ -188,39 +199,54 @@ measure_jacobian(ExecutionSpace const& space, loom::Ranks const& ranks,
   if (static_cast<int>(polygons.offsets.extent(0)) != n + 1)
     throw std::invalid_argument("sdot::measure_jacobian: " + std::to_string(n) + " positions but " +
                                 std::to_string(int(polygons.offsets.extent(0)) - 1) + " cells");
+  bool const renumbered = order.extent(0) > 0;
   MeasureJacobian<ExecutionSpace> jacobian;
   jacobian.blocks = loom::RowBlocks(ranks, n);
   int const first = static_cast<int>(jacobian.blocks.begin());
   int const global_size = static_cast<int>(jacobian.blocks.global_size());
 
+  // The seeds in the rows' numbering: each seed's place, and the positions in that order.
+  Kokkos::View<int*, memory_space> place;
+  if (renumbered) {
+    place = uninitialized_view<int*>(space, "sdot::jacobian::place", n);
+    Kokkos::parallel_for(
+        "sdot::jacobian::places", Policy(space, 0, n),
+        KOKKOS_LAMBDA(int p) { place(order(p)) = p; });
+  }
+
   // Raw entries: global column and edge length (the diagonal first, length 0).
-  auto const raw_entries = detail::raw_jacobian_entries(space, polygons, n, first);
+  auto const raw_entries = raw_jacobian_entries(space, polygons, n, first, order, place);
 
   // The halo: neighbours' positions held by other processes.
-  auto raw_extended = detail::uninitialized_view<int*>(space, "sdot::jacobian::raw_extended",
-                                                       raw_entries.columns.extent(0));
+  auto raw_extended = uninitialized_view<int*>(space, "sdot::jacobian::raw_extended",
+                                               raw_entries.columns.extent(0));
   jacobian.halo =
       loom::Halo<ExecutionSpace>(space, ranks, jacobian.blocks, raw_entries.columns, raw_extended);
   int const extended_size = n + jacobian.halo.size();
-  auto x = detail::uninitialized_view<Points<memory_space>>(space, "sdot::jacobian::positions",
-                                                            extended_size);
-  Kokkos::deep_copy(space, Kokkos::subview(x, std::make_pair(0, n), Kokkos::ALL), positions);
+  auto x =
+      uninitialized_view<Points<memory_space>>(space, "sdot::jacobian::positions", extended_size);
+  if (renumbered)
+    Kokkos::parallel_for(
+        "sdot::jacobian::ordered_positions", Policy(space, 0, n), KOKKOS_LAMBDA(int p) {
+          x(p, 0) = positions(order(p), 0);
+          x(p, 1) = positions(order(p), 1);
+        });
+  else
+    Kokkos::deep_copy(space, Kokkos::subview(x, std::make_pair(0, n), Kokkos::ALL), positions);
   jacobian.halo.update(space, x);
 
   // Per row: entries sorted by global column, and the distinct ones counted.
-  auto counts = detail::uninitialized_view<int*>(space, "sdot::jacobian::counts", n);
-  auto const raw = detail::sorted_jacobian_entries(space, raw_entries, raw_extended, x, counts);
+  auto counts = uninitialized_view<int*>(space, "sdot::jacobian::counts", n);
+  auto const raw = sorted_jacobian_entries(space, raw_entries, raw_extended, x, counts);
   auto const raw_offsets = raw_entries.offsets;
-  auto row_map = detail::uninitialized_view<int*>(space, "sdot::jacobian::row_map", n + 1);
-  int const nnz = detail::exclusive_scan(space, "sdot::jacobian::row_map", counts, row_map);
+  auto row_map = uninitialized_view<int*>(space, "sdot::jacobian::row_map", n + 1);
+  int const nnz = exclusive_scan(space, "sdot::jacobian::row_map", counts, row_map);
 
   // Merged entries; the diagonal is minus the sum of the others, in column order.
-  auto global_columns =
-      detail::uninitialized_view<int*>(space, "sdot::jacobian::global_columns", nnz);
-  auto extended_columns =
-      detail::uninitialized_view<int*>(space, "sdot::jacobian::extended_columns", nnz);
-  auto values = detail::uninitialized_view<double*>(space, "sdot::jacobian::values", nnz);
-  jacobian.diagonal = detail::uninitialized_view<double*>(space, "sdot::jacobian::diagonal", n);
+  auto global_columns = uninitialized_view<int*>(space, "sdot::jacobian::global_columns", nnz);
+  auto extended_columns = uninitialized_view<int*>(space, "sdot::jacobian::extended_columns", nnz);
+  auto values = uninitialized_view<double*>(space, "sdot::jacobian::values", nnz);
+  jacobian.diagonal = uninitialized_view<double*>(space, "sdot::jacobian::diagonal", n);
   auto diagonal = jacobian.diagonal;
   Kokkos::parallel_for(
       "sdot::jacobian::merge", Policy(space, 0, n), KOKKOS_LAMBDA(int i) {
@@ -252,6 +278,24 @@ measure_jacobian(ExecutionSpace const& space, loom::Ranks const& ranks,
   return jacobian;
 }
 
+} // namespace detail
+
+/// Collective: assembles the Jacobian of the measures of this process's cells.
+///
+/// @param space the execution space instance the assembly runs on
+/// @param ranks the processes (one process: loom::Ranks{} or any one-process Ranks)
+/// @param positions this process's seeds [n, 2]; global seed numbers follow the processes'
+///        blocks in process order
+/// @param polygons this process's cells (PowerDiagram::cell_polygons()): edge sources in
+///        global seed numbering
+template <class ExecutionSpace>
+MeasureJacobian<ExecutionSpace>
+measure_jacobian(ExecutionSpace const& space, loom::Ranks const& ranks,
+                 ConstPoints<typename ExecutionSpace::memory_space> positions,
+                 CellPolygons<typename ExecutionSpace::memory_space> const& polygons) {
+  return detail::assemble_jacobian(space, ranks, positions, polygons, {});
+}
+
 /// The Jacobian of the measures of a power diagram computed in one process (every seed's
 /// row; columns = seed numbers). `positions` are the diagram's seeds.
 template <class ExecutionSpace>
@@ -264,6 +308,11 @@ measure_jacobian(PowerDiagram<ExecutionSpace>& diagram,
 
 #ifdef SDOT_EXPLICIT_INSTANTIATION
 // Compiled in the sdot library (src/sdot/optimal_transport.cpp).
+extern template MeasureJacobian<Kokkos::DefaultExecutionSpace>
+detail::assemble_jacobian(Kokkos::DefaultExecutionSpace const&, loom::Ranks const&,
+                          ConstPoints<Kokkos::DefaultExecutionSpace::memory_space>,
+                          CellPolygons<Kokkos::DefaultExecutionSpace::memory_space> const&,
+                          Kokkos::View<int const*, Kokkos::DefaultExecutionSpace::memory_space>);
 extern template MeasureJacobian<Kokkos::DefaultExecutionSpace>
 measure_jacobian(Kokkos::DefaultExecutionSpace const&, loom::Ranks const&,
                  ConstPoints<Kokkos::DefaultExecutionSpace::memory_space>,

@@ -583,6 +583,13 @@ private:
     // Aggregates of the multilevel preconditioner: the seeds in Z order (they do not move).
     if (options_.preconditioner == CgPreconditioner::aggregation)
       order_ = morton_order(space_, ConstPoints<memory_space>(positions_));
+    // One process: the linear solves in that order (z_ordered()).
+    if (z_ordered()) {
+      rhs_z_ = alloc("sdot::ot::rhs_in_z_order");
+      delta_z_ = alloc("sdot::ot::delta_in_z_order");
+      if (options_.linear_model_keeps_cells)
+        residual_bounds_z_ = alloc("sdot::ot::residual_bounds_in_z_order");
+    }
 
     measures_ = evaluate(weights_, -std::numeric_limits<double>::infinity());
     int const empty = first_non_positive(space_, measures_);
@@ -605,8 +612,10 @@ private:
   /// linear_seconds.
   ConjugateGradientResult direction(double eta) {
     Kokkos::Timer linear_timer;
-    auto const jacobian = measure_jacobian(space_, ranks_, ConstPoints<memory_space>(positions_),
-                                           cells_.cell_polygons());
+    bool const ordered = z_ordered();
+    auto const jacobian = assemble_jacobian(space_, ranks_, ConstPoints<memory_space>(positions_),
+                                            cells_.cell_polygons(),
+                                            ordered ? order_ : Kokkos::View<int*, memory_space>());
     double const mean =
         ranks_.process_sum(local_sum(space_, targets_) - local_sum(space_, measures_)) /
         double(blocks_.global_size());
@@ -623,30 +632,50 @@ private:
       linear_combination(space_, residual_bounds_, targets_, 1 / a_max - 1, measures_,
                          -threshold_ / a_max, 1 / unit_);
     }
-    Kokkos::View<double const*, memory_space> const bounds = residual_bounds_;
+    if (ordered) {
+      gather_in_order(space_, "sdot::ot::to_z_order", rhs_z_, rhs_, order_);
+      if (options_.linear_model_keeps_cells)
+        gather_in_order(space_, "sdot::ot::to_z_order", residual_bounds_z_, residual_bounds_,
+                        order_);
+    }
+    Kokkos::View<double const*, memory_space> const bounds =
+        ordered ? residual_bounds_z_ : residual_bounds_;
     auto const* const residual_bounds = options_.linear_model_keeps_cells ? &bounds : nullptr;
+    Scalars const rhs = ordered ? rhs_z_ : rhs_, delta = ordered ? delta_z_ : delta_;
     ConjugateGradientResult cg;
     if (options_.preconditioner == CgPreconditioner::aggregation) {
       MultigridProcesses<ExecutionSpace> const processes{ranks_, jacobian.blocks, &jacobian.halo};
-      AggregationMultigrid<ExecutionSpace> multigrid(space_, jacobian.extended, jacobian.diagonal,
-                                                     order_, true, options_.aggregation,
-                                                     &aggregates_, &processes);
+      AggregationMultigrid<ExecutionSpace> multigrid(
+          space_, jacobian.extended, jacobian.diagonal,
+          ordered ? Kokkos::View<int*, memory_space>() : order_, true, options_.aggregation,
+          &aggregates_, &processes);
       multigrid.project_constants = true; // J's kernel: the constants
       cg = conjugate_gradient(space_, ranks_, jacobian.extended, jacobian.halo, jacobian.diagonal,
-                              rhs_, delta_, eta, options_.max_cg, &multigrid, from_last,
+                              rhs, delta, eta, options_.max_cg, &multigrid, from_last,
                               residual_bounds);
     } else {
       cg = conjugate_gradient(space_, ranks_, jacobian.extended, jacobian.halo, jacobian.diagonal,
-                              rhs_, delta_, eta, options_.max_cg,
+                              rhs, delta, eta, options_.max_cg,
                               static_cast<JacobiPreconditioner const*>(nullptr), from_last,
                               residual_bounds);
     }
+    if (ordered)
+      scatter_from_order(space_, "sdot::ot::from_z_order", delta_, delta_z_, order_);
     stats().cg_iterations += cg.iterations;
     delta_mean_ = ranks_.process_sum(local_sum(space_, delta_)) / double(blocks_.global_size());
     space_.fence();
     stats().linear_seconds += linear_timer.seconds();
     return cg;
   }
+
+  /// Whether the linear solves run in the Z order of the seeds (order_): on one process, with
+  /// the multilevel preconditioner. The Jacobian is then assembled in that order, so that rows
+  /// near each other in memory are near each other in space whatever the order of the seeds;
+  /// the right-hand side and the residual's bounds go there, the direction comes back. Under
+  /// MPI the Jacobian keeps the seeds' order (its halo numbers other processes' seeds by their
+  /// blocks; OptimalTransport's spread input puts the seeds in spatial blocks), and the
+  /// multigrid alone takes the Z order.
+  bool z_ordered() const { return order_.extent(0) > 0 && ranks_.process_count() == 1; }
 
   /// The first step the damping tries: four times the last one taken, at most 1.
   double first_trial_step() const { return std::fmin(1.0, 4 * last_step_); }
@@ -704,6 +733,8 @@ private:
   Scalars weights_, measures_, rhs_, delta_, trial_;
   Scalars residual_bounds_; ///< linear_model_keeps_cells: each step's bounds of the residual
   Kokkos::View<int*, memory_space> order_;
+  /// z_ordered(): the right-hand side, the direction and the residual's bounds in Z order.
+  Scalars rhs_z_, delta_z_, residual_bounds_z_;
   /// The multilevel preconditioner's aggregates, from the first Newton step's Jacobian.
   MultigridAggregates<memory_space> aggregates_;
   double threshold_ = 0, delta_mean_ = 0, last_step_ = 1;

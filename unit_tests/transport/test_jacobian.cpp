@@ -158,3 +158,55 @@ TEST(MeasureJacobian, CoincidentSeedsAddNothing) {
   for (double s : row_sums)
     EXPECT_NEAR(s, 0, 1e-14 * max_abs(jacobian));
 }
+
+TEST(MeasureJacobian, AssembledInAnOrder) {
+  // The transport solver's Jacobian in the seeds' Z order (one process): entry (p, q) is the
+  // Jacobian's (order(p), order(q)), the off-diagonal values the same bits (each from its own
+  // edge), the diagonals summed in another order (equal to round-off); rows in increasing
+  // column order; on clouds with empty cells and coincident seeds too.
+  Cloud with_duplicate = uniform_cloud(300, 0, 12);
+  with_duplicate.x[7] = with_duplicate.x[2];
+  Cloud far = clustered_cloud(400, 13);
+  for (std::size_t i = 0; i < far.x.size(); ++i)
+    far.w[i] = 0.3 * far.x[i][0]; // cells far from their seeds, some empty
+  int k = 0;
+  for (Cloud const& c : {clustered(500, 14), with_duplicate, far, lattice_cloud(12)}) {
+    SCOPED_TRACE("cloud " + std::to_string(k++));
+    int const n = static_cast<int>(c.x.size());
+    auto positions = positions_view(c);
+    sdot::PowerDiagram<> pd(positions, weights_view(c), unit_square());
+    auto const polygons = pd.cell_polygons();
+    Kokkos::DefaultExecutionSpace space;
+    auto const order = sdot::detail::morton_order(space, sdot::ConstPoints<>(positions));
+    auto const plain =
+        host_entries(sdot::measure_jacobian(pd, sdot::ConstPoints<>(positions)).global);
+    auto const ordered =
+        sdot::detail::assemble_jacobian(space, loom::Ranks{}, sdot::ConstPoints<>(positions),
+                                        polygons, Kokkos::View<int const*>(order));
+    EXPECT_EQ(ordered.global.numRows(), n);
+    auto const entries = host_entries(ordered.global);
+    auto const extended = host_entries(ordered.extended);
+    EXPECT_EQ(entries, extended); // one process: no halo
+    auto const o = to_vector(order);
+    ASSERT_EQ(entries.size(), plain.size());
+    double const scale = max_abs(plain);
+    for (auto const& [at, value] : entries) {
+      auto it = plain.find({o[at.first], o[at.second]});
+      ASSERT_NE(it, plain.end()) << "entry (" << at.first << ", " << at.second << ")";
+      if (at.first != at.second)
+        EXPECT_EQ(value, it->second) << "entry (" << at.first << ", " << at.second << ")";
+      else
+        EXPECT_NEAR(value, it->second, 1e-14 * scale) << "diagonal " << at.first;
+    }
+    auto const diagonal = to_vector(ordered.diagonal);
+    for (int p = 0; p < n; ++p)
+      EXPECT_EQ(diagonal[p], entries.at({p, p})) << "row " << p;
+    auto const row_map =
+        Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), ordered.global.graph.row_map);
+    auto const columns =
+        Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), ordered.global.graph.entries);
+    for (int p = 0; p < n; ++p)
+      for (auto e = row_map(p) + 1; e < row_map(p + 1); ++e)
+        EXPECT_LT(columns(e - 1), columns(e)) << "row " << p;
+  }
+}

@@ -31,4 +31,23 @@ uninitialized_view(ExecutionSpace const& space, std::string const& label, Extent
               static_cast<std::size_t>(extents)...);
 }
 
+/// out(p) = in(order(p)) for p in [0, order.extent(0)): `in` taken into the numbering `order`
+/// (p ↦ index in `in`).
+template <class ExecutionSpace, class Out, class In, class Order>
+void gather_in_order(ExecutionSpace const& space, std::string const& label, Out const& out,
+                     In const& in, Order const& order) {
+  Kokkos::parallel_for(
+      label, Kokkos::RangePolicy<ExecutionSpace>(space, 0, static_cast<int>(order.extent(0))),
+      KOKKOS_LAMBDA(int p) { out(p) = in(order(p)); });
+}
+
+/// out(order(p)) = in(p): gather_in_order() undone.
+template <class ExecutionSpace, class Out, class In, class Order>
+void scatter_from_order(ExecutionSpace const& space, std::string const& label, Out const& out,
+                        In const& in, Order const& order) {
+  Kokkos::parallel_for(
+      label, Kokkos::RangePolicy<ExecutionSpace>(space, 0, static_cast<int>(order.extent(0))),
+      KOKKOS_LAMBDA(int p) { out(order(p)) = in(p); });
+}
+
 } // namespace sdot::detail

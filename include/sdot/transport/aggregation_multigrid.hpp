@@ -840,15 +840,8 @@ public:
       return;
     }
     // The levels are numbered along order_: r in that numbering, and z back from it.
-    auto const order = order_;
-    auto const b = fine.b;
-    Kokkos::parallel_for(
-        "sdot::mg::to_levels", Policy(space, 0, fine.size),
-        KOKKOS_LAMBDA(int p) { b(p) = r(order(p)); });
-    auto const x = cycle(space, 0, b);
-    Kokkos::parallel_for(
-        "sdot::mg::from_levels", Policy(space, 0, fine.size),
-        KOKKOS_LAMBDA(int p) { z(order(p)) = x(p); });
+    gather_in_order(space, "sdot::mg::to_levels", fine.b, r, order_);
+    scatter_from_order(space, "sdot::mg::from_levels", z, cycle(space, 0, fine.b), order_);
   }
 
   /// x ≈ A_l⁻¹ b on level l: smooth from zero, then correct_and_smooth(). The sweeps go back
