@@ -200,6 +200,11 @@ assemble_jacobian(ExecutionSpace const& space, loom::Ranks const& ranks,
     throw std::invalid_argument("sdot::measure_jacobian: " + std::to_string(n) + " positions but " +
                                 std::to_string(int(polygons.offsets.extent(0)) - 1) + " cells");
   bool const renumbered = order.extent(0) > 0;
+  if (renumbered && (ranks.process_count() > 1 || static_cast<int>(order.extent(0)) != n))
+    throw std::logic_error("sdot::detail::assemble_jacobian: an order of " +
+                           std::to_string(order.extent(0)) + " rows for " + std::to_string(n) +
+                           " seeds on " + std::to_string(ranks.process_count()) +
+                           " processes (one per seed, one process only)");
   MeasureJacobian<ExecutionSpace> jacobian;
   jacobian.blocks = loom::RowBlocks(ranks, n);
   int const first = static_cast<int>(jacobian.blocks.begin());

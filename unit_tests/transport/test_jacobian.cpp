@@ -208,5 +208,10 @@ TEST(MeasureJacobian, AssembledInAnOrder) {
     for (int p = 0; p < n; ++p)
       for (auto e = row_map(p) + 1; e < row_map(p + 1); ++e)
         EXPECT_LT(columns(e - 1), columns(e)) << "row " << p;
+    // An order that is not one per seed: refused.
+    EXPECT_THROW(sdot::detail::assemble_jacobian(
+                     space, loom::Ranks{}, sdot::ConstPoints<>(positions), polygons,
+                     Kokkos::View<int const*>(Kokkos::subview(order, std::make_pair(0, n - 1)))),
+                 std::logic_error);
   }
 }
