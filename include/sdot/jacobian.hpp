@@ -67,13 +67,13 @@ struct JacobianEntry {
   double value;
 };
 
-/// The raw entries of each row, one per polygon edge and one for the diagonal, at
-/// raw_offsets(i) = offsets(i) − offsets(0) + i: the diagonal first (value 0), then per edge the
-/// other seed (global column) and the edge's length where the edge is shared with a seed and has a
-/// positive length, else the row's own column with length 0 (merged into the diagonal, which sums
-/// the other columns only: no pass to count the edges first). With `order` (one process), row p
-/// is the cell of seed order(p), and a column the place of its seed in `order` (`place`); the
-/// rows' offsets then come from a scan.
+/// The raw entries of each row, one per polygon edge and one for the diagonal (the rows'
+/// offsets: a scan of their polygons' sizes plus one): the diagonal first (value 0), then per
+/// edge the other seed (global column) and the edge's length where the edge is shared with a seed
+/// and has a positive length, else the row's own column with length 0 (merged into the diagonal,
+/// which sums the other columns only: no pass to count the edges first). With `order` (one
+/// process), row p is the cell of seed order(p), and a column the place of its seed in `order`
+/// (`place`).
 template <class MemorySpace>
 struct RawEntries {
   Kokkos::View<int*, MemorySpace> offsets; ///< n + 1
@@ -95,21 +95,14 @@ raw_jacobian_entries(ExecutionSpace const& space, Polygons const& polygons, int 
   bool const identity = order.extent(0) == 0;
   raw.offsets = uninitialized_view<int*>(space, "sdot::jacobian::raw_offsets", n + 1);
   auto const raw_offsets = raw.offsets;
-  int total = 0;
-  if (identity) {
-    Kokkos::parallel_reduce(
-        "sdot::jacobian::raw_total", Policy(space, 0, 1),
-        KOKKOS_LAMBDA(int, int& t) { t += offsets(n) - offsets(0) + n; }, total);
-    Kokkos::parallel_for(
-        "sdot::jacobian::raw_offsets", Policy(space, 0, n + 1),
-        KOKKOS_LAMBDA(int i) { raw_offsets(i) = offsets(i) - offsets(0) + i; });
-  } else {
-    Kokkos::parallel_for(
-        "sdot::jacobian::raw_lengths", Policy(space, 0, n),
-        KOKKOS_LAMBDA(int p) { raw_offsets(p) = offsets(order(p) + 1) - offsets(order(p)) + 1; });
-    total = exclusive_scan(space, "sdot::jacobian::raw_offsets",
-                           Kokkos::subview(raw_offsets, Kokkos::make_pair(0, n)), raw_offsets);
-  }
+  Kokkos::parallel_for(
+      "sdot::jacobian::raw_lengths", Policy(space, 0, n), KOKKOS_LAMBDA(int p) {
+        int const i = identity ? p : order(p);
+        raw_offsets(p) = offsets(i + 1) - offsets(i) + 1;
+      });
+  int const total =
+      exclusive_scan(space, "sdot::jacobian::raw_offsets",
+                     Kokkos::subview(raw_offsets, Kokkos::make_pair(0, n)), raw_offsets);
   raw.columns = uninitialized_view<int*>(space, "sdot::jacobian::raw_columns", total);
   raw.lengths = uninitialized_view<double*>(space, "sdot::jacobian::raw_lengths", total);
   // In the polygons' order (read in sequence), each row written at its place.
