@@ -217,15 +217,18 @@ TEST(OptimalTransport, SameResultForAnyNumberOfBoxes) {
   auto const c = clustered_cloud(600, 26);
   auto const t = uniform_targets(c.x.size());
   auto const one = solve(c, t, unit_square());
-  sdot::PowerDiagramOptions boxes;
-  boxes.nb_boxes = 8;
-  Solved const eight = solve(c, t, unit_square(), boxes);
   // Weights are defined up to a constant; steps have zero mean, so both start and stay at 0.
   double scale = 0;
   for (double w : one.weights)
     scale = std::fmax(scale, std::fabs(w));
-  for (std::size_t i = 0; i < c.x.size(); ++i)
-    EXPECT_NEAR(eight.weights[i], one.weights[i], 1e-10 * scale) << "seed " << i;
+  for (int nb_boxes : {3, 8, 64}) {
+    sdot::PowerDiagramOptions boxes;
+    boxes.nb_boxes = nb_boxes;
+    Solved const got = solve(c, t, unit_square(), boxes);
+    for (std::size_t i = 0; i < c.x.size(); ++i)
+      EXPECT_NEAR(got.weights[i], one.weights[i], 1e-10 * scale)
+          << nb_boxes << " boxes, seed " << i;
+  }
 }
 
 TEST(OptimalTransport, RefusesBadTargets) {
