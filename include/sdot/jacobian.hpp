@@ -60,138 +60,171 @@ struct MeasureJacobian {
 
 namespace detail {
 
-/// One entry of a row before sorting and merging.
-struct JacobianEntry {
-  int column;   // global
-  int extended; // extended numbering
-  double value;
-};
+/// Calls f(source, length2) for each edge of cell c shared with another seed than `own`
+/// (global), its source, with a positive squared length length2, in the polygon's order.
+template <class Reader, class F>
+KOKKOS_INLINE_FUNCTION void for_each_shared_edge(Reader const& cells, int c, int own, F&& f) {
+  int const size = cells.vertex_count(c);
+  if (size == 0)
+    return;
+  double const x0 = cells.vertex(c, 0, 0), y0 = cells.vertex(c, 0, 1);
+  double x = x0, y = y0;
+  for (int k = 0; k < size; ++k) {
+    double const next_x = k + 1 < size ? cells.vertex(c, k + 1, 0) : x0;
+    double const next_y = k + 1 < size ? cells.vertex(c, k + 1, 1) : y0;
+    int const source = cells.label(c, k);
+    double const dx = next_x - x, dy = next_y - y;
+    double const length2 = dx * dx + dy * dy;
+    if (source >= 0 && source != own && length2 > 0)
+      f(source, length2);
+    x = next_x;
+    y = next_y;
+  }
+}
 
-/// The raw entries of each row, one per polygon edge and one for the diagonal (the rows'
-/// offsets: a scan of their polygons' sizes plus one): the diagonal first (value 0), then per
-/// edge the other seed (global column) and the edge's length where the edge is shared with a seed
-/// and has a positive length, else the row's own column with length 0 (merged into the diagonal,
-/// which sums the other columns only: no pass to count the edges first). With `order` (one
-/// process), row p is the cell of seed order(p), and a column the place of its seed in `order`
-/// (`place`).
-template <class MemorySpace>
-struct RawEntries {
-  Kokkos::View<int*, MemorySpace> offsets; ///< n + 1
-  Kokkos::View<int*, MemorySpace> columns; ///< global
-  Kokkos::View<double*, MemorySpace> lengths;
-};
-
-template <class ExecutionSpace, class Polygons>
-RawEntries<typename ExecutionSpace::memory_space>
-raw_jacobian_entries(ExecutionSpace const& space, Polygons const& polygons, int n, int first,
-                     Kokkos::View<int const*, typename ExecutionSpace::memory_space> order = {},
-                     Kokkos::View<int const*, typename ExecutionSpace::memory_space> place = {}) {
-  using memory_space = typename ExecutionSpace::memory_space;
+/// The rows' columns and the lengths of their edges (`lengths`, one per entry; 0 for the
+/// diagonal): row p holds the diagonal and one entry per other seed sharing an edge of positive
+/// length with the cell (the lengths of its edges summed, in the order of the polygon), sorted
+/// by global column. The cells are read in their storage order, each row written at its place
+/// (`place`: seed ↦ row, identity when empty; with it, a column is the place of its seed).
+/// Returns the row offsets.
+template <class ExecutionSpace, class Reader>
+Kokkos::View<int*, typename ExecutionSpace::memory_space>
+jacobian_rows(ExecutionSpace const& space, Reader const& cells, int first,
+              Kokkos::View<int const*, typename ExecutionSpace::memory_space> place,
+              Kokkos::View<int*, typename ExecutionSpace::memory_space>& columns,
+              Kokkos::View<double*, typename ExecutionSpace::memory_space>& lengths) {
   using Policy = Kokkos::RangePolicy<ExecutionSpace>;
-  RawEntries<memory_space> raw;
-  auto const offsets = polygons.offsets;
-  auto const vertices = polygons.vertices;
-  auto const sources = polygons.edge_sources;
-  bool const identity = order.extent(0) == 0;
-  raw.offsets = uninitialized_view<int*>(space, "sdot::jacobian::raw_offsets", n + 1);
-  auto const raw_offsets = raw.offsets;
+  int const n = cells.size();
+  bool const identity = place.extent(0) == 0;
+  auto row_map = uninitialized_view<int*>(space, "sdot::jacobian::row_map", n + 1);
+  // Distinct other seeds per cell: a shared edge counts unless an earlier one has its seed.
   Kokkos::parallel_for(
-      "sdot::jacobian::raw_lengths", Policy(space, 0, n), KOKKOS_LAMBDA(int p) {
-        int const i = identity ? p : order(p);
-        raw_offsets(p) = offsets(i + 1) - offsets(i) + 1;
-      });
-  int const total =
-      exclusive_scan(space, "sdot::jacobian::raw_offsets",
-                     Kokkos::subview(raw_offsets, Kokkos::make_pair(0, n)), raw_offsets);
-  raw.columns = uninitialized_view<int*>(space, "sdot::jacobian::raw_columns", total);
-  raw.lengths = uninitialized_view<double*>(space, "sdot::jacobian::raw_lengths", total);
-  // In the polygons' order (read in sequence), each row written at its place.
-  Kokkos::parallel_for(
-      "sdot::jacobian::edges", Policy(space, 0, n), KOKKOS_LAMBDA(int i) {
-        int const p = identity ? i : place(i);
-        int const b = offsets(i), e = offsets(i + 1);
-        int r = raw.offsets(p);
-        raw.columns(r) = first + p;
-        raw.lengths(r) = 0;
-        ++r;
-        for (int k = b; k < e; ++k, ++r) {
-          int const next = k + 1 < e ? k + 1 : b;
-          double const dx = vertices(next, 0) - vertices(k, 0);
-          double const dy = vertices(next, 1) - vertices(k, 1);
-          bool const shared = sources(k) >= 0 && dx * dx + dy * dy > 0;
-          int const source = shared ? sources(k) : 0;
-          raw.columns(r) = shared ? (identity ? source : place(source)) : first + p;
-          raw.lengths(r) = shared ? sdot::compat::sqrt(dx * dx + dy * dy) : 0.0;
-        }
-      });
-  return raw;
-}
-
-/// Each row's entries with their values −length / (2 |x_j − x_i|) (`x`: the extended
-/// positions), sorted by global column, equal columns in their raw order (by rank, or by an
-/// insertion sort beyond small_sort_max entries); counts(i): its distinct columns.
-template <class ExecutionSpace, class Extended, class Positions>
-Kokkos::View<JacobianEntry*, typename ExecutionSpace::memory_space>
-sorted_jacobian_entries(ExecutionSpace const& space,
-                        RawEntries<typename ExecutionSpace::memory_space> const& raw,
-                        Extended const& raw_extended, Positions const& x,
-                        Kokkos::View<int*, typename ExecutionSpace::memory_space> counts) {
-  int const n = static_cast<int>(counts.extent(0));
-  auto sorted =
-      uninitialized_view<JacobianEntry*>(space, "sdot::jacobian::raw", raw.columns.extent(0));
-  Kokkos::parallel_for(
-      "sdot::jacobian::sort_rows", Kokkos::RangePolicy<ExecutionSpace>(space, 0, n),
-      KOKKOS_LAMBDA(int i) {
-        int const b = raw.offsets(i), e = raw.offsets(i + 1);
-        auto const entry = [&](int r) {
-          int const j = raw_extended(r);
-          double const dx = x(j, 0) - x(i, 0), dy = x(j, 1) - x(i, 1);
-          double const distance = sdot::compat::sqrt(dx * dx + dy * dy);
-          double const value = distance > 0 ? -raw.lengths(r) / (2 * distance) : 0.0;
-          return JacobianEntry{raw.columns(r), j, value};
-        };
-        if (e - b <= small_sort_max) { // by rank: column, then raw order (a stable sort)
-          std::uint64_t keys[small_sort_max];
-          for (int r = b; r < e; ++r)
-            keys[r - b] = column_key(raw.columns(r), r - b);
-          for (int r = b; r < e; ++r)
-            sorted(b + rank_among(keys, e - b, r - b)) = entry(r);
-        } else { // insertion sort (stable)
-          for (int r = b; r < e; ++r) {
-            JacobianEntry const next = entry(r);
-            int s = r;
-            while (s > b && sorted(s - 1).column > next.column) {
-              sorted(s) = sorted(s - 1);
-              --s;
-            }
-            sorted(s) = next;
+      "sdot::jacobian::row_sizes", Policy(space, 0, n), KOKKOS_LAMBDA(int c) {
+        int const i = cells.seed(c);
+        int sources[small_sort_max];
+        int m = 0, distinct = 1;
+        for_each_shared_edge(cells, c, first + i, [&](int source, double) {
+          if (m < small_sort_max) {
+            bool repeated = false;
+            for (int e = 0; e < m; ++e)
+              repeated |= sources[e] == source;
+            distinct += !repeated;
+            sources[m] = source;
           }
+          ++m;
+        });
+        if (m > small_sort_max) { // each shared edge against all the earlier ones
+          distinct = 1;
+          int t = 0;
+          for_each_shared_edge(cells, c, first + i, [&](int source, double) {
+            bool repeated = false;
+            int u = 0;
+            for_each_shared_edge(cells, c, first + i, [&](int other, double) {
+              repeated |= u++ < t && other == source;
+            });
+            distinct += !repeated;
+            ++t;
+          });
         }
-        int distinct = 0;
-        for (int r = b; r < e; ++r)
-          if (r == b || sorted(r).column != sorted(r - 1).column)
-            ++distinct;
-        counts(i) = distinct;
+        row_map(identity ? i : place(i)) = distinct;
       });
-  return sorted;
+  int const nnz = exclusive_scan(space, "sdot::jacobian::row_map",
+                                 Kokkos::subview(row_map, Kokkos::make_pair(0, n)), row_map);
+  columns = uninitialized_view<int*>(space, "sdot::jacobian::global_columns", nnz);
+  lengths = uninitialized_view<double*>(space, "sdot::jacobian::values", nnz);
+  auto const out_columns = columns;
+  auto const out_lengths = lengths;
+  // Each row: the shared edges sorted by rank (column, then their order in the polygon; by
+  // insertion into the row beyond small_sort_max), a seed met again adding its length, the
+  // diagonal placed among them.
+  Kokkos::parallel_for(
+      "sdot::jacobian::rows", Policy(space, 0, n), KOKKOS_LAMBDA(int c) {
+        int const i = cells.seed(c);
+        int const p = identity ? i : place(i);
+        int const own = first + p;
+        int const b = row_map(p);
+        std::uint64_t keys[small_sort_max];
+        double edge_lengths[small_sort_max];
+        int m = 0;
+        for_each_shared_edge(cells, c, first + i, [&](int source, double length2) {
+          if (m < small_sort_max) {
+            keys[m] = column_key(identity ? source : place(source), m);
+            edge_lengths[m] = sdot::compat::sqrt(length2);
+          }
+          ++m;
+        });
+        if (m <= small_sort_max) {
+          int sorted_columns[small_sort_max];
+          double sorted_lengths[small_sort_max];
+          for (int a = 0; a < m; ++a) {
+            int const r = rank_among(keys, m, a);
+            sorted_columns[r] = static_cast<int>(keys[a] >> 32);
+            sorted_lengths[r] = edge_lengths[a];
+          }
+          int out = b;
+          bool diagonal_written = false;
+          for (int r = 0; r < m; ++r) {
+            if (!diagonal_written && own < sorted_columns[r]) {
+              out_columns(out) = own;
+              out_lengths(out++) = 0;
+              diagonal_written = true;
+            }
+            if (r > 0 && sorted_columns[r] == sorted_columns[r - 1]) {
+              out_lengths(out - 1) += sorted_lengths[r];
+            } else {
+              out_columns(out) = sorted_columns[r];
+              out_lengths(out++) = sorted_lengths[r];
+            }
+          }
+          if (!diagonal_written) {
+            out_columns(out) = own;
+            out_lengths(out) = 0;
+          }
+          return;
+        }
+        out_columns(b) = own;
+        out_lengths(b) = 0;
+        int filled = 1;
+        for_each_shared_edge(cells, c, first + i, [&](int source, double length2) {
+          int const column = identity ? source : place(source);
+          double const length = sdot::compat::sqrt(length2);
+          int at = filled;
+          while (at > 0 && out_columns(b + at - 1) > column)
+            --at;
+          if (at > 0 && out_columns(b + at - 1) == column) {
+            out_lengths(b + at - 1) += length;
+            return;
+          }
+          for (int e = filled; e > at; --e) {
+            out_columns(b + e) = out_columns(b + e - 1);
+            out_lengths(b + e) = out_lengths(b + e - 1);
+          }
+          out_columns(b + at) = column;
+          out_lengths(b + at) = length;
+          ++filled;
+        });
+      });
+  return row_map;
 }
 
-/// measure_jacobian(), with the rows and columns renumbered by `order` (not empty: one process
-/// only, a permutation of the seeds): row p is seed order(p)'s, and seed j's column its place
-/// in `order`; `positions` and `polygons` stay in the seeds' numbering.
+/// measure_jacobian() of the cells that `cells` reads, with the rows and columns renumbered by
+/// `order` when it is not empty (one process only, a permutation of the seeds): row p is seed
+/// order(p)'s, and seed j's column its place in `order`; `positions` stay in the seeds'
+/// numbering.
 template <class ExecutionSpace>
 MeasureJacobian<ExecutionSpace>
 assemble_jacobian(ExecutionSpace const& space, loom::Ranks const& ranks,
                   ConstPoints<typename ExecutionSpace::memory_space> positions,
-                  CellPolygons<typename ExecutionSpace::memory_space> const& polygons,
+                  CellPolygonReader<typename ExecutionSpace::memory_space> const& cells,
                   Kokkos::View<int const*, typename ExecutionSpace::memory_space> order) {
   using memory_space = typename ExecutionSpace::memory_space;
   using Policy = Kokkos::RangePolicy<ExecutionSpace>;
   sdot::compat::ScopedRegion region("sdot::measure_jacobian");
   int const n = static_cast<int>(positions.extent(0));
-  if (static_cast<int>(polygons.offsets.extent(0)) != n + 1)
+  if (cells.size() != n)
     throw std::invalid_argument("sdot::measure_jacobian: " + std::to_string(n) + " positions but " +
-                                std::to_string(int(polygons.offsets.extent(0)) - 1) + " cells");
+                                std::to_string(cells.size()) + " cells");
   bool const renumbered = order.extent(0) > 0;
   if (renumbered && (ranks.process_count() > 1 || static_cast<int>(order.extent(0)) != n))
     throw std::logic_error("sdot::detail::assemble_jacobian: an order of " +
@@ -203,7 +236,7 @@ assemble_jacobian(ExecutionSpace const& space, loom::Ranks const& ranks,
   int const first = static_cast<int>(jacobian.blocks.begin());
   int const global_size = static_cast<int>(jacobian.blocks.global_size());
 
-  // The seeds in the rows' numbering: each seed's place, and the positions in that order.
+  // Each seed's place in the rows' numbering.
   Kokkos::View<int*, memory_space> place;
   if (renumbered) {
     place = uninitialized_view<int*>(space, "sdot::jacobian::place", n);
@@ -212,14 +245,17 @@ assemble_jacobian(ExecutionSpace const& space, loom::Ranks const& ranks,
         KOKKOS_LAMBDA(int p) { place(order(p)) = p; });
   }
 
-  // Raw entries: global column and edge length (the diagonal first, length 0).
-  auto const raw_entries = raw_jacobian_entries(space, polygons, n, first, order, place);
+  // The rows' global columns, with their edges' lengths where the values go.
+  Kokkos::View<int*, memory_space> global_columns;
+  Kokkos::View<double*, memory_space> values;
+  auto const row_map = jacobian_rows(
+      space, cells, first, Kokkos::View<int const*, memory_space>(place), global_columns, values);
+  int const nnz = static_cast<int>(global_columns.extent(0));
 
-  // The halo: neighbours' positions held by other processes.
-  auto raw_extended = uninitialized_view<int*>(space, "sdot::jacobian::raw_extended",
-                                               raw_entries.columns.extent(0));
+  // The halo: neighbours' positions held by other processes; the positions in the rows' order.
+  auto extended_columns = uninitialized_view<int*>(space, "sdot::jacobian::extended_columns", nnz);
   jacobian.halo =
-      loom::Halo<ExecutionSpace>(space, ranks, jacobian.blocks, raw_entries.columns, raw_extended);
+      loom::Halo<ExecutionSpace>(space, ranks, jacobian.blocks, global_columns, extended_columns);
   int const extended_size = n + jacobian.halo.size();
   auto x =
       uninitialized_view<Points<memory_space>>(space, "sdot::jacobian::positions", extended_size);
@@ -233,40 +269,28 @@ assemble_jacobian(ExecutionSpace const& space, loom::Ranks const& ranks,
     Kokkos::deep_copy(space, Kokkos::subview(x, std::make_pair(0, n), Kokkos::ALL), positions);
   jacobian.halo.update(space, x);
 
-  // Per row: entries sorted by global column, and the distinct ones counted.
-  auto counts = uninitialized_view<int*>(space, "sdot::jacobian::counts", n);
-  auto const raw = sorted_jacobian_entries(space, raw_entries, raw_extended, x, counts);
-  auto const raw_offsets = raw_entries.offsets;
-  auto row_map = uninitialized_view<int*>(space, "sdot::jacobian::row_map", n + 1);
-  int const nnz = exclusive_scan(space, "sdot::jacobian::row_map", counts, row_map);
-
-  // Merged entries; the diagonal is minus the sum of the others, in column order.
-  auto global_columns = uninitialized_view<int*>(space, "sdot::jacobian::global_columns", nnz);
-  auto extended_columns = uninitialized_view<int*>(space, "sdot::jacobian::extended_columns", nnz);
-  auto values = uninitialized_view<double*>(space, "sdot::jacobian::values", nnz);
+  // The values −length / (2 |x_j − x_i|); the diagonal is minus the sum of the others, in
+  // column order.
   jacobian.diagonal = uninitialized_view<double*>(space, "sdot::jacobian::diagonal", n);
   auto diagonal = jacobian.diagonal;
   Kokkos::parallel_for(
-      "sdot::jacobian::merge", Policy(space, 0, n), KOKKOS_LAMBDA(int i) {
-        int const b = raw_offsets(i), e = raw_offsets(i + 1);
-        int out = row_map(i) - 1, diagonal_entry = -1;
+      "sdot::jacobian::values", Policy(space, 0, n), KOKKOS_LAMBDA(int p) {
+        int diagonal_entry = row_map(p);
         double off_diagonal_sum = 0;
-        for (int r = b; r < e; ++r) {
-          if (r == b || raw(r).column != raw(r - 1).column) {
-            ++out;
-            global_columns(out) = raw(r).column;
-            extended_columns(out) = raw(r).extended;
-            values(out) = 0;
-            if (raw(r).column == first + i)
-              diagonal_entry = out;
+        for (int e = row_map(p); e < row_map(p + 1); ++e) {
+          if (global_columns(e) == first + p) {
+            diagonal_entry = e;
+            continue;
           }
-          if (raw(r).column != first + i) {
-            values(out) += raw(r).value;
-            off_diagonal_sum += raw(r).value;
-          }
+          int const j = extended_columns(e);
+          double const dx = x(j, 0) - x(p, 0), dy = x(j, 1) - x(p, 1);
+          double const distance = sdot::compat::sqrt(dx * dx + dy * dy);
+          double const value = distance > 0 ? -values(e) / (2 * distance) : 0.0;
+          values(e) = value;
+          off_diagonal_sum += value;
         }
         values(diagonal_entry) = -off_diagonal_sum;
-        diagonal(i) = -off_diagonal_sum;
+        diagonal(p) = -off_diagonal_sum;
       });
   space.fence();
   jacobian.global = typename MeasureJacobian<ExecutionSpace>::matrix_type(
@@ -291,7 +315,11 @@ MeasureJacobian<ExecutionSpace>
 measure_jacobian(ExecutionSpace const& space, loom::Ranks const& ranks,
                  ConstPoints<typename ExecutionSpace::memory_space> positions,
                  CellPolygons<typename ExecutionSpace::memory_space> const& polygons) {
-  return detail::assemble_jacobian(space, ranks, positions, polygons, {});
+  if (static_cast<int>(polygons.offsets.extent(0)) != static_cast<int>(positions.extent(0)) + 1)
+    throw std::invalid_argument("sdot::measure_jacobian: " + std::to_string(positions.extent(0)) +
+                                " positions but " +
+                                std::to_string(int(polygons.offsets.extent(0)) - 1) + " cells");
+  return detail::assemble_jacobian(space, ranks, positions, detail::polygon_reader(polygons), {});
 }
 
 /// The Jacobian of the measures of a power diagram computed in one process (every seed's
@@ -309,7 +337,7 @@ measure_jacobian(PowerDiagram<ExecutionSpace>& diagram,
 extern template MeasureJacobian<Kokkos::DefaultExecutionSpace>
 detail::assemble_jacobian(Kokkos::DefaultExecutionSpace const&, loom::Ranks const&,
                           ConstPoints<Kokkos::DefaultExecutionSpace::memory_space>,
-                          CellPolygons<Kokkos::DefaultExecutionSpace::memory_space> const&,
+                          CellPolygonReader<Kokkos::DefaultExecutionSpace::memory_space> const&,
                           Kokkos::View<int const*, Kokkos::DefaultExecutionSpace::memory_space>);
 extern template MeasureJacobian<Kokkos::DefaultExecutionSpace>
 measure_jacobian(Kokkos::DefaultExecutionSpace const&, loom::Ranks const&,

@@ -27,6 +27,8 @@
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 namespace sdot {
@@ -215,6 +217,11 @@ public:
   /// This process's cells; edge sources in global seed numbering (those built with the
   /// measures: PowerDiagramOptions::keep_polygons is set).
   CellPolygons<memory_space> cell_polygons() { return diagram().cell_polygons(); }
+  /// cell_polygons() as the Jacobian reads them, without compacting what the computation kept.
+  CellPolygonReader<memory_space> polygon_reader() { return diagram().polygon_reader(); }
+  /// Frees the slots polygon_reader() read, if any (cell_polygons() would compute the
+  /// polygons again).
+  void release_polygons() { diagram().release_kept_slots(); }
   /// Centroids of this process's cells.
   positions_type centroids() {
     if constexpr (diagram_type::is_spread)
@@ -464,6 +471,14 @@ inline std::string empty_cell_message(std::int64_t index) {
 
 namespace detail {
 
+/// Whether `Cells` reads its polygons where its computation kept them (DiagramCells:
+/// polygon_reader(), release_polygons()); other Cells types give cell_polygons().
+template <class Cells, class = void>
+struct reads_kept_polygons : std::false_type {};
+template <class Cells>
+struct reads_kept_polygons<Cells, std::void_t<decltype(std::declval<Cells&>().polygon_reader())>>
+    : std::true_type {};
+
 /// The damped Newton iteration of solve_optimal_transport(), step by step: each member
 /// function is one part of a Newton step, and the members hold the iterate.
 template <class Cells>
@@ -613,9 +628,11 @@ private:
   ConjugateGradientResult direction(double eta) {
     Kokkos::Timer linear_timer;
     bool const ordered = z_ordered();
-    auto const jacobian = assemble_jacobian(space_, ranks_, ConstPoints<memory_space>(positions_),
-                                            cells_.cell_polygons(),
-                                            ordered ? order_ : Kokkos::View<int*, memory_space>());
+    auto const jacobian =
+        assemble_jacobian(space_, ranks_, ConstPoints<memory_space>(positions_), polygons(),
+                          ordered ? order_ : Kokkos::View<int*, memory_space>());
+    if constexpr (reads_kept_polygons<Cells>::value)
+      cells_.release_polygons(); // not held through the linear solve
     double const mean =
         ranks_.process_sum(local_sum(space_, targets_) - local_sum(space_, measures_)) /
         double(blocks_.global_size());
@@ -666,6 +683,14 @@ private:
     space_.fence();
     stats().linear_seconds += linear_timer.seconds();
     return cg;
+  }
+
+  /// The cells of the last evaluation, as the Jacobian reads them.
+  CellPolygonReader<memory_space> polygons() {
+    if constexpr (reads_kept_polygons<Cells>::value)
+      return cells_.polygon_reader();
+    else
+      return polygon_reader(cells_.cell_polygons());
   }
 
   /// Whether the linear solves run in the Z order of the seeds (order_): on one process, with

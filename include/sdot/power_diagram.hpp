@@ -174,6 +174,22 @@ struct CellPolygons {
   Kokkos::View<int*, MemorySpace> edge_sources; ///< [vertices]: what made each vertex's edge
 };
 
+namespace detail {
+template <class ExecutionSpace, class Input>
+class DiagramCells;
+
+/// `polygons` as a CellPolygonReader (cell c is seed c's).
+template <class MemorySpace>
+CellPolygonReader<MemorySpace> polygon_reader(CellPolygons<MemorySpace> const& polygons) {
+  CellPolygonReader<MemorySpace> reader;
+  reader.offsets = polygons.offsets;
+  reader.vertices = polygons.vertices;
+  reader.labels = polygons.edge_sources;
+  return reader;
+}
+
+} // namespace detail
+
 /// The power diagram of seeds x_i with weights w_i in a convex domain:
 /// cell_i = { x in the domain : |x − x_i|² − w_i ≤ |x − x_j|² − w_j for all j }.
 ///
@@ -363,6 +379,17 @@ public:
   ExecutionSpace const& execution_space_instance() const { return space_; }
 
 private:
+  template <class E, class I>
+  friend class detail::DiagramCells; // polygon_reader()
+
+  /// The polygons of cell_polygons() as the Jacobian reads them: the slots of a one-box
+  /// computation when every cell has one (not compacted: cell_polygons() still can), else
+  /// cell_polygons()'s.
+  detail::CellPolygonReader<memory_space> polygon_reader();
+  /// Frees the slots polygon_reader() reads (one box): a later cell_polygons() computes the
+  /// polygons again.
+  void release_kept_slots() { kept_ = {}; }
+
   /// Runs `check` (collective: every process calls it); an std::invalid_argument it throws on
   /// any process is thrown on every process (the first process's message).
   template <class Check>
@@ -517,6 +544,21 @@ auto PowerDiagram<ExecutionSpace, Input>::cell_polygons() -> CellPolygons<memory
     throw std::logic_error("sdot::PowerDiagram::cell_polygons: the computation was abandoned "
                            "(a cell fell below options().abandon_below)");
   return computed_polygons();
+}
+
+template <class ExecutionSpace, class Input>
+auto PowerDiagram<ExecutionSpace, Input>::polygon_reader()
+    -> detail::CellPolygonReader<memory_space> {
+  compute();
+  if (!statistics_.abandoned && kept_polygons_.offsets.extent(0) == 0 && ranks_.size() == 1 &&
+      kept_.capacity > 0 && kept_.overflow_items.extent(0) == 0) {
+    detail::CellPolygonReader<memory_space> reader;
+    reader.slots = kept_;
+    reader.slot_seed = tree_.index;
+    reader.seeds = tree_.seeds;
+    return reader;
+  }
+  return detail::polygon_reader(cell_polygons());
 }
 
 template <class ExecutionSpace, class Input>

@@ -9,7 +9,7 @@ using Scalars = Kokkos::View<double const*, Space::memory_space>;
 
 template MeasureJacobian<Space>
 detail::assemble_jacobian(Space const&, loom::Ranks const&, ConstPoints<Space::memory_space>,
-                          CellPolygons<Space::memory_space> const&,
+                          CellPolygonReader<Space::memory_space> const&,
                           Kokkos::View<int const*, Space::memory_space>);
 template MeasureJacobian<Space> measure_jacobian(Space const&, loom::Ranks const&,
                                                  ConstPoints<Space::memory_space>,

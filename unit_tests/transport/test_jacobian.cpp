@@ -180,9 +180,9 @@ TEST(MeasureJacobian, AssembledInAnOrder) {
     auto const order = sdot::detail::morton_order(space, sdot::ConstPoints<>(positions));
     auto const plain =
         host_entries(sdot::measure_jacobian(pd, sdot::ConstPoints<>(positions)).global);
-    auto const ordered =
-        sdot::detail::assemble_jacobian(space, loom::Ranks{}, sdot::ConstPoints<>(positions),
-                                        polygons, Kokkos::View<int const*>(order));
+    auto const ordered = sdot::detail::assemble_jacobian(
+        space, loom::Ranks{}, sdot::ConstPoints<>(positions),
+        sdot::detail::polygon_reader(polygons), Kokkos::View<int const*>(order));
     EXPECT_EQ(ordered.global.numRows(), n);
     auto const entries = host_entries(ordered.global);
     auto const extended = host_entries(ordered.extended);
@@ -210,8 +210,63 @@ TEST(MeasureJacobian, AssembledInAnOrder) {
         EXPECT_LT(columns(e - 1), columns(e)) << "row " << p;
     // An order that is not one per seed: refused.
     EXPECT_THROW(sdot::detail::assemble_jacobian(
-                     space, loom::Ranks{}, sdot::ConstPoints<>(positions), polygons,
+                     space, loom::Ranks{}, sdot::ConstPoints<>(positions),
+                     sdot::detail::polygon_reader(polygons),
                      Kokkos::View<int const*>(Kokkos::subview(order, std::make_pair(0, n - 1)))),
                  std::logic_error);
+  }
+}
+
+TEST(MeasureJacobian, CellWithManyNeighbours) {
+  // A seed ringed by 24 others: its cell is a 24-gon, every edge shared (rows beyond the
+  // entries a row sorts by ranks), against finite differences and with its 24 neighbours.
+  Cloud c;
+  c.x.push_back({0.5, 0.5});
+  c.w.push_back(0);
+  double const pi = std::acos(-1.0);
+  for (int k = 0; k < 24; ++k) {
+    c.x.push_back({0.5 + 0.2 * std::cos(2 * pi * k / 24), 0.5 + 0.2 * std::sin(2 * pi * k / 24)});
+    c.w.push_back(0);
+  }
+  expect_matches_finite_differences(c, unit_square());
+  auto const jacobian = jacobian_of(c, unit_square());
+  expect_invariants(jacobian, 25);
+  for (int k = 1; k <= 24; ++k)
+    EXPECT_TRUE(jacobian.count({0, k})) << "column " << k;
+}
+
+TEST(MeasureJacobian, FromTheKeptCellsAsFromTheirPolygons) {
+  // The transport solver reads the cells where the diagram kept them (one box, no polygon
+  // compacted): the same entries, bit for bit, as from cell_polygons(), in the seeds' order and
+  // in Z order; a cell too large for a slot sends the reader to the polygons.
+  Cloud far = clustered_cloud(600, 15);
+  for (std::size_t i = 0; i < far.x.size(); ++i)
+    far.w[i] = 0.3 * far.x[i][0];
+  Cloud ringed = uniform_cloud(200, 0, 16);
+  ringed.x[0] = {0.5, 0.5};
+  double const pi = std::acos(-1.0);
+  for (int k = 1; k <= 20; ++k)
+    ringed.x[k] = {0.5 + 0.01 * std::cos(2 * pi * k / 20), 0.5 + 0.01 * std::sin(2 * pi * k / 20)};
+  Kokkos::DefaultExecutionSpace space;
+  int k = 0;
+  for (Cloud const& c : {clustered(500, 14), far, lattice_cloud(12), ringed}) {
+    SCOPED_TRACE("cloud " + std::to_string(k));
+    auto positions = positions_view(c);
+    sdot::OneProcessCells<> cells(space, positions, unit_square());
+    cells.set_weights(weights_view(c));
+    auto const reader = cells.polygon_reader();
+    EXPECT_EQ(reader.slotted(), k != 3);
+    auto const order = sdot::detail::morton_order(space, sdot::ConstPoints<>(positions));
+    for (bool ordered : {false, true}) {
+      Kokkos::View<int const*> rows = ordered ? order : decltype(order)();
+      auto const kept = sdot::detail::assemble_jacobian(
+          space, loom::Ranks{}, sdot::ConstPoints<>(positions), reader, rows);
+      auto const compacted = sdot::detail::assemble_jacobian(
+          space, loom::Ranks{}, sdot::ConstPoints<>(positions),
+          sdot::detail::polygon_reader(cells.cell_polygons()), rows);
+      EXPECT_EQ(host_entries(kept.global), host_entries(compacted.global)) << ordered;
+      EXPECT_EQ(to_vector(kept.diagonal), to_vector(compacted.diagonal)) << ordered;
+    }
+    ++k;
   }
 }

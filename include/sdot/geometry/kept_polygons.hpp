@@ -119,6 +119,46 @@ allocate_slot_polygons(ExecutionSpace const& space, int n, int capacity) {
   return kept;
 }
 
+/// The cells' polygons as a reader of every cell takes them, cell c of their storage order
+/// (c ∈ [0, n)): either in compressed rows (cell c is seed c's: CellPolygons) or in the slots of
+/// a one-box computation that every cell fits (cell c is tree slot c's, of seed index(c)), read
+/// without compacting them. The same vertices (absolute coordinates, the bits of the outputs)
+/// and edge labels either way.
+template <class MemorySpace>
+struct CellPolygonReader {
+  // compressed rows (slots.capacity == 0)
+  Kokkos::View<int const*, MemorySpace> offsets; ///< n + 1
+  ConstPoints<MemorySpace> vertices;
+  Kokkos::View<int const*, MemorySpace> labels;
+  // slots (slots.capacity > 0)
+  SlotPolygons<MemorySpace> slots;
+  Kokkos::View<int const*, MemorySpace> slot_seed; ///< the seed of each tree slot
+  Kokkos::View<Seed const*, MemorySpace> seeds;    ///< in tree order
+
+  /// The number of cells.
+  int size() const {
+    return static_cast<int>(slots.capacity > 0 ? slot_seed.extent(0) : offsets.extent(0) - 1);
+  }
+  KOKKOS_INLINE_FUNCTION bool slotted() const { return slots.capacity > 0; }
+  /// The seed of cell c.
+  KOKKOS_INLINE_FUNCTION int seed(int c) const { return slotted() ? slot_seed(c) : c; }
+  /// The vertices of cell c.
+  KOKKOS_INLINE_FUNCTION int vertex_count(int c) const {
+    return slotted() ? slots.counts(c) : offsets(c + 1) - offsets(c);
+  }
+  /// Coordinate `axis` of vertex k of cell c.
+  KOKKOS_INLINE_FUNCTION double vertex(int c, int k, int axis) const {
+    if (slotted())
+      return slots.absolute(std::size_t(c) * std::size_t(slots.capacity) + k, axis, seeds(c));
+    return vertices(offsets(c) + k, axis);
+  }
+  /// What made the edge from vertex k of cell c to the next (PowerDiagram::cell_polygons()).
+  KOKKOS_INLINE_FUNCTION int label(int c, int k) const {
+    return slotted() ? slots.labels(std::size_t(c) * std::size_t(slots.capacity) + k)
+                     : labels(offsets(c) + k);
+  }
+};
+
 /// Lists the cells without a slot (kept.overflow_items, by tree slot) for kept_cell_polygons(),
 /// which rebuilds them at `overflow_capacity`, a capacity at which they all fit.
 template <class ExecutionSpace, class MemorySpace>
