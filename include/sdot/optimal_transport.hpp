@@ -667,9 +667,15 @@ private:
           ordered ? Kokkos::View<int*, memory_space>() : order_, true, options_.aggregation,
           &aggregates_, &processes);
       multigrid.project_constants = true; // J's kernel: the constants
-      cg = conjugate_gradient(space_, ranks_, jacobian.extended, jacobian.halo, jacobian.diagonal,
-                              rhs, delta, eta, options_.max_cg, &multigrid, from_last,
-                              residual_bounds);
+      if (ordered)                        // the multigrid's finest level is J in the CG's numbering
+        cg = conjugate_gradient(space_, ranks_,
+                                SlicedLaplacian<memory_space>{multigrid.finest_level()},
+                                jacobian.halo, jacobian.diagonal, rhs, delta, eta, options_.max_cg,
+                                &multigrid, from_last, residual_bounds);
+      else
+        cg = conjugate_gradient(space_, ranks_, jacobian.extended, jacobian.halo, jacobian.diagonal,
+                                rhs, delta, eta, options_.max_cg, &multigrid, from_last,
+                                residual_bounds);
     } else {
       cg = conjugate_gradient(space_, ranks_, jacobian.extended, jacobian.halo, jacobian.diagonal,
                               rhs, delta, eta, options_.max_cg,

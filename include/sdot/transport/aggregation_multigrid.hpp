@@ -181,6 +181,47 @@ void mg_smooth(ExecutionSpace const& space, MultigridLevel<MemorySpace> const& l
       });
 }
 
+/// A graph Laplacian (rows adding up to zero, off the diagonal ≤ 0: the measures' Jacobian)
+/// read from a level's sliced single-precision copy, as the conjugate gradient's operator: row
+/// i of A x is Σ_j a_ij (x_j − x_i) (the diagonal's term is zero), so that the rounding of the
+/// entries perturbs the couplings only: the operator keeps the constants in its kernel and its
+/// error is relative to the differences x_j − x_i, not to the values.
+template <class MemorySpace>
+struct SlicedLaplacian {
+  MultigridLevel<MemorySpace> level;
+};
+
+/// y = A x for a SlicedLaplacian (conjugate_gradient()'s matrix product).
+template <class ExecutionSpace, class MemorySpace, class X, class Y>
+void multiply(ExecutionSpace const& space, SlicedLaplacian<MemorySpace> const& laplacian,
+              X const& x, Y const& y) {
+  constexpr int rows = MultigridLevel<MemorySpace>::slice_rows;
+  auto const slice_begin = laplacian.level.slice_begin;
+  auto const columns = laplacian.level.sliced_columns;
+  auto const values = laplacian.level.sliced_values;
+  int const n = laplacian.level.size;
+  Kokkos::parallel_for(
+      "sdot::mg::laplacian_product",
+      Kokkos::RangePolicy<ExecutionSpace>(space, 0, static_cast<int>(slice_begin.extent(0)) - 1),
+      KOKKOS_LAMBDA(int slice) {
+        int const first = slice * rows;
+        double own[rows], s[rows];
+        for (int r = 0; r < rows; ++r) {
+          own[r] = first + r < n ? x(first + r) : 0.0;
+          s[r] = 0;
+        }
+        int const begin = slice_begin(slice);
+        int const width = (slice_begin(slice + 1) - begin) / rows;
+        for (int k = 0; k < width; ++k)
+          for (int r = 0; r < rows; ++r) {
+            int const e = begin + k * rows + r;
+            s[r] += values(e) * (x(columns(e)) - own[r]);
+          }
+        for (int r = 0; r < rows && first + r < n; ++r)
+          y(first + r) = s[r];
+      });
+}
+
 /// The sliced single-precision copy of `level`'s matrix (see MultigridLevel), then its
 /// compressed rows freed.
 template <class ExecutionSpace, class MemorySpace>
@@ -821,6 +862,8 @@ public:
   }
 
   int levels() const { return static_cast<int>(levels_.size()); }
+  /// The finest level: the matrix's rows (in `order`'s numbering), as the cycle reads them.
+  MultigridLevel<memory_space> const& finest_level() const { return levels_.front(); }
 
   /// The conjugate gradient applies Π M⁻¹ Π (Π: minus the mean over all processes): for a
   /// matrix whose kernel is the constants (conjugate_gradient()).

@@ -76,6 +76,16 @@ struct ConjugateGradientResult {
   bool converged = false;
 };
 
+/// y = A x for a KokkosSparse::CrsMatrix (Kokkos-Kernels' SpMV on `space`); other matrix types
+/// of conjugate_gradient() have their own multiply().
+template <class ExecutionSpace, class... P, class X, class Y>
+void multiply(ExecutionSpace const& space, KokkosSparse::CrsMatrix<P...> const& matrix, X const& x,
+              Y const& y) {
+  sdot::compat::kernels_on(
+      space, [&](auto const& s) { KokkosSparse::spmv(s, "N", 1.0, matrix, x, 0.0, y); },
+      [&] { KokkosSparse::spmv("N", 1.0, matrix, x, 0.0, y); });
+}
+
 /// The vectors and the operations of one conjugate gradient solve (conjugate_gradient()): the
 /// matrix product (with the halo's update), the global dot products, and the vector updates of
 /// an iteration, each a kernel on `space`.
@@ -106,12 +116,10 @@ struct ConjugateGradientSteps {
     return uninitialized_view<Vector>(space, label, size);
   }
 
-  /// q = A p (the halo rows of p fetched first); Kokkos-Kernels on `space`.
+  /// q = A p (the halo rows of p fetched first).
   void multiply_direction() {
     halo->update(space, p_extended);
-    sdot::compat::kernels_on(
-        space, [&](auto const& s) { KokkosSparse::spmv(s, "N", 1.0, matrix, p_extended, 0.0, q); },
-        [&] { KokkosSparse::spmv("N", 1.0, matrix, p_extended, 0.0, q); });
+    multiply(space, matrix, p_extended, q);
   }
 
   /// This process's part of u·v.
@@ -223,8 +231,9 @@ struct ConjugateGradientSteps {
 /// A must be symmetric positive semi-definite with b in its range (for the Jacobian of the
 /// measures: b orthogonal to the constants); x then has an arbitrary constant part.
 /// `matrix` holds this process's rows, columns in extended numbering (own rows, then the
-/// halo's); x and b hold this process's rows. Dot products are sums of per-process partials
-/// added in process order (identical bits on every process).
+/// halo's): a KokkosSparse::CrsMatrix, or a type with its own multiply(space, matrix, x, y)
+/// (SlicedLaplacian); x and b hold this process's rows. Dot products are sums of per-process
+/// partials added in process order (identical bits on every process).
 ///
 /// With `preconditioner->project_constants` (A's kernel is the constants: the Jacobian of the
 /// measures), the preconditioner is applied as Π M⁻¹ Π, Π removing the mean: otherwise the
