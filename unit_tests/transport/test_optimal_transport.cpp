@@ -909,6 +909,18 @@ private:
   std::vector<Level> levels_;
 };
 
+// A cell of most of the domain, a disk, among small ones around it (none empty): a row of
+// ~150 entries in the Jacobian.
+Cloud cell_of_most_of_the_domain() {
+  Cloud hub{{{0.5, 0.5}}, {0.2}};
+  for (auto const& x : uniform_cloud(3000, 0, 47).x)
+    if (std::hypot(x[0] - 0.5, x[1] - 0.5) > 0.47) {
+      hub.x.push_back(x);
+      hub.w.push_back(0);
+    }
+  return hub;
+}
+
 } // namespace
 
 TEST(OptimalTransport, SlicedLaplacianProduct) {
@@ -921,12 +933,7 @@ TEST(OptimalTransport, SlicedLaplacianProduct) {
   Cloud moved = clustered_cloud(900, 48);
   for (std::size_t i = 0; i < moved.x.size(); ++i)
     moved.w[i] = 0.02 * moved.x[i][0] * moved.x[i][1];
-  Cloud hub{{{0.5, 0.5}}, {0.2}};
-  for (auto const& x : uniform_cloud(3000, 0, 47).x)
-    if (std::hypot(x[0] - 0.5, x[1] - 0.5) > 0.47) {
-      hub.x.push_back(x);
-      hub.w.push_back(0);
-    }
+  Cloud hub = cell_of_most_of_the_domain();
   Space space;
   for (Cloud const* cloud : {&moved, &hub}) {
     Cloud const& c = *cloud;
@@ -971,14 +978,9 @@ TEST(OptimalTransport, AggregationCycleMatchesAReferenceCycle) {
   auto smooth = uniform_cloud(700, 0, 46);
   for (std::size_t i = 0; i < smooth.x.size(); ++i)
     smooth.w[i] = 2e-3 * (std::sin(8 * smooth.x[i][0]) + std::cos(6 * smooth.x[i][1]));
-  // A cell of most of the domain, a disk, among small ones around it (none empty): a row of
-  // ~150 entries, and coarse rows of more distinct columns than the Galerkin rows' table takes.
-  Cloud hub{{{0.5, 0.5}}, {0.2}};
-  for (auto const& x : uniform_cloud(3000, 0, 47).x)
-    if (std::hypot(x[0] - 0.5, x[1] - 0.5) > 0.47) {
-      hub.x.push_back(x);
-      hub.w.push_back(0);
-    }
+  // Its row of ~150 entries gives coarse rows of more distinct columns than the Galerkin rows'
+  // table takes.
+  Cloud hub = cell_of_most_of_the_domain();
   for (Cloud const* cloud : {&smooth, &hub}) {
     Cloud const& c = *cloud;
     SCOPED_TRACE(cloud == &smooth ? "smooth weights" : "a cell of most of the domain");

@@ -85,9 +85,11 @@ struct MultigridLevel {
   using Vector = Kokkos::View<double*, Kokkos::LayoutLeft, MemorySpace>;
   static constexpr int slice_rows = 8;
   int size = 0;
-  /// The matrix in compressed rows, while the levels are built.
-  Kokkos::View<int*, MemorySpace> row_map, columns;
-  Kokkos::View<double*, MemorySpace> values;
+  /// The matrix in compressed rows, while the levels are built (the finest level's may be the
+  /// matrix's own arrays: read only).
+  Kokkos::View<int const*, MemorySpace> row_map;
+  Kokkos::View<int const*, MemorySpace> columns;
+  Kokkos::View<double const*, MemorySpace> values;
   Kokkos::View<double*, MemorySpace> inverse_diagonal;
   /// The matrix as the cycle reads it: slice s (rows 8s to 8s + 7) holds its entries from
   /// slice_begin(s), entry k of row 8s + r at slice_begin(s) + 8k + r; a row shorter than its
@@ -436,16 +438,16 @@ mg_coarsen(ExecutionSpace const& space, MultigridLevel<MemorySpace> const& fine,
       });
   MultigridLevel<MemorySpace> coarse;
   coarse.size = coarse_size;
-  coarse.row_map = uninitialized_view<int*>(space, "sdot::mg::row_map", coarse_size + 1);
-  int const nnz = exclusive_scan(space, "sdot::mg::row_map", counts, coarse.row_map);
-  coarse.columns = uninitialized_view<int*>(space, "sdot::mg::columns", nnz);
-  coarse.values = uninitialized_view<double*>(space, "sdot::mg::values", nnz);
-  coarse.inverse_diagonal =
+  auto const out_map = uninitialized_view<int*>(space, "sdot::mg::row_map", coarse_size + 1);
+  int const nnz = exclusive_scan(space, "sdot::mg::row_map", counts, out_map);
+  auto const out_columns = uninitialized_view<int*>(space, "sdot::mg::columns", nnz);
+  auto const out_values = uninitialized_view<double*>(space, "sdot::mg::values", nnz);
+  auto const inverse_diagonal =
       uninitialized_view<double*>(space, "sdot::mg::inverse_diagonal", coarse_size);
-  auto const out_map = coarse.row_map;
-  auto const out_columns = coarse.columns;
-  auto const out_values = coarse.values;
-  auto const inverse_diagonal = coarse.inverse_diagonal;
+  coarse.row_map = out_map;
+  coarse.columns = out_columns;
+  coarse.values = out_values;
+  coarse.inverse_diagonal = inverse_diagonal;
   Kokkos::parallel_for(
       "sdot::mg::copy_rows", Policy(space, 0, coarse_size), KOKKOS_LAMBDA(int c) {
         int const b = raw_offsets(c), out = out_map(c), size = out_map(c + 1) - out;
@@ -682,6 +684,7 @@ struct CompressedRows {
   Kokkos::View<double*, MemorySpace> values;
   int rows = 0;
   int numRows() const { return rows; }
+  int numCols() const { return rows; }
 };
 
 /// The finest level: `matrix` with its rows and columns renumbered along `order` (p ↦ row;
@@ -700,14 +703,29 @@ mg_fine_level(ExecutionSpace const& space, Matrix const& matrix, Diagonal const&
   bool const identity = order.extent(0) == 0;
   MultigridLevel<memory_space> fine;
   fine.size = n;
-  fine.row_map = uninitialized_view<int*>(space, "sdot::mg::row_map", n + 1);
-  fine.inverse_diagonal = uninitialized_view<double*>(space, "sdot::mg::inverse_diagonal", n);
+  if (identity && !keep_halo && static_cast<int>(matrix.numCols()) == n) {
+    // Nothing to renumber or leave out: the matrix's own arrays.
+    fine.row_map = matrix.graph.row_map;
+    fine.columns = matrix.graph.entries;
+    fine.values = matrix.values;
+    auto const inverse_diagonal =
+        uninitialized_view<double*>(space, "sdot::mg::inverse_diagonal", n);
+    fine.inverse_diagonal = inverse_diagonal;
+    Kokkos::parallel_for(
+        "sdot::mg::fine_inverse_diagonal", Policy(space, 0, n), KOKKOS_LAMBDA(int p) {
+          double const d = diagonal(p);
+          inverse_diagonal(p) = d > 0 ? 1 / d : 1.0;
+        });
+    return fine;
+  }
+  auto const row_map = uninitialized_view<int*>(space, "sdot::mg::row_map", n + 1);
+  auto const inverse_diagonal = uninitialized_view<double*>(space, "sdot::mg::inverse_diagonal", n);
+  fine.row_map = row_map;
+  fine.inverse_diagonal = inverse_diagonal;
   auto position = uninitialized_view<int*>(space, "sdot::mg::position", n);
   auto const in_map = matrix.graph.row_map;
   auto const in_columns = matrix.graph.entries;
   auto const in_values = matrix.values;
-  auto const row_map = fine.row_map;
-  auto const inverse_diagonal = fine.inverse_diagonal;
   Kokkos::parallel_for(
       "sdot::mg::fine_rows", Policy(space, 0, n), KOKKOS_LAMBDA(int p) {
         int const row = identity ? p : order(p);
@@ -721,10 +739,10 @@ mg_fine_level(ExecutionSpace const& space, Matrix const& matrix, Diagonal const&
       });
   int const kept = exclusive_scan(space, "sdot::mg::fine_row_map",
                                   Kokkos::subview(row_map, Kokkos::make_pair(0, n)), row_map);
-  fine.columns = uninitialized_view<int*>(space, "sdot::mg::columns", kept);
-  fine.values = uninitialized_view<double*>(space, "sdot::mg::values", kept);
-  auto const columns = fine.columns;
-  auto const values = fine.values;
+  auto const columns = uninitialized_view<int*>(space, "sdot::mg::columns", kept);
+  auto const values = uninitialized_view<double*>(space, "sdot::mg::values", kept);
+  fine.columns = columns;
+  fine.values = values;
   Kokkos::parallel_for(
       "sdot::mg::fine_entries", Policy(space, 0, n), KOKKOS_LAMBDA(int p) {
         int const row = identity ? p : order(p);
@@ -1156,12 +1174,15 @@ public:
           int const c = columns(e);
           global_columns(e) = c < n ? first + c : static_cast<int>(global_row(c));
         });
-    add_halo(space, processes.blocks, global_columns, fine.columns);
+    auto const extended_columns =
+        uninitialized_view<int*>(space, "sdot::mg::columns", columns.extent(0));
+    add_halo(space, processes.blocks, global_columns, extended_columns);
+    fine.columns = extended_columns;
   }
 
   /// The plan of level halos_.size()'s halo, and its columns in extended numbering.
   void add_halo(ExecutionSpace const& space, loom::RowBlocks const& blocks,
-                Kokkos::View<int*, memory_space> global_columns,
+                Kokkos::View<int const*, memory_space> global_columns,
                 Kokkos::View<int*, memory_space> extended_columns) {
     halos_.emplace_back(space, ranks_, blocks, global_columns, extended_columns);
     firsts_.push_back(blocks.begin());
@@ -1195,8 +1216,10 @@ public:
         KOKKOS_LAMBDA(int i) { coarse_column(i) = static_cast<int>(global_aggregate(i)); });
     auto coarse = mg_coarsen(space, fine, coarse_size, coarse_column, first);
     auto const global_columns = coarse.columns;
-    coarse.columns = uninitialized_view<int*>(space, "sdot::mg::columns", global_columns.extent(0));
-    add_halo(space, blocks, global_columns, coarse.columns);
+    auto const extended_columns =
+        uninitialized_view<int*>(space, "sdot::mg::columns", global_columns.extent(0));
+    add_halo(space, blocks, global_columns, extended_columns);
+    coarse.columns = extended_columns;
     levels_.push_back(coarse);
   }
 
