@@ -5,8 +5,9 @@
 // (the cell of tree slot s: rows [s S, s S + size), written in the order the cells are built); the
 // cells that did not fit the first pass are rebuilt at larger capacities as build_cells() does
 // (measures only). kept_cell_polygons() then compacts the slots into CellPolygons and rebuilds only
-// the cells without a slot, writing their polygons in place. The polygons are the same bits as
-// those of a second build_cells() pass with polygon output (same code, same inputs).
+// the cells without a slot, writing their polygons in place; a CellPolygonReader reads them
+// from the slots, uncompacted, when every cell has one. The polygons are the same bits as those
+// of a second build_cells() pass with polygon output (same code, same inputs).
 
 #include <sdot/base/scan.hpp>
 #include <sdot/geometry/cells.hpp>
