@@ -315,10 +315,6 @@ MeasureJacobian<ExecutionSpace>
 measure_jacobian(ExecutionSpace const& space, loom::Ranks const& ranks,
                  ConstPoints<typename ExecutionSpace::memory_space> positions,
                  CellPolygons<typename ExecutionSpace::memory_space> const& polygons) {
-  if (static_cast<int>(polygons.offsets.extent(0)) != static_cast<int>(positions.extent(0)) + 1)
-    throw std::invalid_argument("sdot::measure_jacobian: " + std::to_string(positions.extent(0)) +
-                                " positions but " +
-                                std::to_string(int(polygons.offsets.extent(0)) - 1) + " cells");
   return detail::assemble_jacobian(space, ranks, positions, detail::polygon_reader(polygons), {});
 }
 

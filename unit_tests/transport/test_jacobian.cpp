@@ -270,3 +270,19 @@ TEST(MeasureJacobian, FromTheKeptCellsAsFromTheirPolygons) {
     ++k;
   }
 }
+
+TEST(MeasureJacobian, RefusesPositionsNotOnePerCell) {
+  Cloud const c = uniform_cloud(30, 0, 17);
+  auto positions = positions_view(c);
+  sdot::PowerDiagram<> pd(positions, weights_view(c), unit_square());
+  auto const polygons = pd.cell_polygons();
+  auto const fewer = Kokkos::subview(positions, std::make_pair(0, 29), Kokkos::ALL);
+  try {
+    sdot::measure_jacobian(Kokkos::DefaultExecutionSpace(), loom::Ranks{},
+                           sdot::ConstPoints<>(fewer), polygons);
+    FAIL() << "no exception";
+  } catch (std::invalid_argument const& e) {
+    EXPECT_NE(std::string(e.what()).find("29 positions but 30 cells"), std::string::npos)
+        << e.what();
+  }
+}

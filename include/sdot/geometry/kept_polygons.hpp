@@ -138,7 +138,8 @@ struct CellPolygonReader {
 
   /// The number of cells.
   int size() const {
-    return static_cast<int>(slots.capacity > 0 ? slot_seed.extent(0) : offsets.extent(0) - 1);
+    return slots.capacity > 0 ? static_cast<int>(slot_seed.extent(0))
+                              : static_cast<int>(offsets.extent(0)) - 1;
   }
   KOKKOS_INLINE_FUNCTION bool slotted() const { return slots.capacity > 0; }
   /// The seed of cell c.
