@@ -2,9 +2,11 @@
 """Writes N seeds of a clustered cloud to an HDF5 file (dataset `positions`, float64 [N, 2])
 for sdot-ot and sdot-measures: 80 % in three Gaussian clusters of sigma 0.02 at (0.2, 0.3),
 (0.7, 0.75) and (0.05, 0.95), drawn again until inside the unit square (no seeds clamped onto
-its sides), 20 % uniform; rows in random order. Uses h5import (HDF5's tools).
+its sides), 20 % uniform; rows in random order. Uses h5import (HDF5's tools). With
+--zero-weights it also writes `weights` (float64 [N], zeros): sdot-measures' input for the
+same positions at zero weights.
 
-    perf_tests/transport/clustered_cloud_h5.py 100000 clustered.h5 [--seed S]
+    perf_tests/transport/clustered_cloud_h5.py 100000 clustered.h5 [--seed S] [--zero-weights]
 """
 import argparse
 import os
@@ -17,6 +19,7 @@ parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
 parser.add_argument("n", type=int)
 parser.add_argument("output")
 parser.add_argument("--seed", type=int, default=7)
+parser.add_argument("--zero-weights", action="store_true")
 args = parser.parse_args()
 
 rng = random.Random(args.seed)
@@ -42,6 +45,16 @@ with tempfile.TemporaryDirectory() as tmp:
         f.write("PATH positions\nINPUT-CLASS FP\nINPUT-SIZE 64\nINPUT-BYTE-ORDER LE\nRANK 2\n"
                 f"DIMENSION-SIZES {args.n} 2\nOUTPUT-CLASS FP\nOUTPUT-SIZE 64\n"
                 "OUTPUT-ARCHITECTURE IEEE\nOUTPUT-BYTE-ORDER LE\n")
+    inputs = [data, "-c", config]
+    if args.zero_weights:
+        zeros, zeros_config = os.path.join(tmp, "weights.bin"), os.path.join(tmp, "weights.cfg")
+        with open(zeros, "wb") as f:
+            f.write(struct.pack("<d", 0.0) * args.n)
+        with open(zeros_config, "w") as f:
+            f.write("PATH weights\nINPUT-CLASS FP\nINPUT-SIZE 64\nINPUT-BYTE-ORDER LE\nRANK 1\n"
+                    f"DIMENSION-SIZES {args.n}\nOUTPUT-CLASS FP\nOUTPUT-SIZE 64\n"
+                    "OUTPUT-ARCHITECTURE IEEE\nOUTPUT-BYTE-ORDER LE\n")
+        inputs += [zeros, "-c", zeros_config]
     if os.path.exists(args.output):
         os.remove(args.output)
-    subprocess.run(["h5import", data, "-c", config, "-o", args.output], check=True)
+    subprocess.run(["h5import", *inputs, "-o", args.output], check=True)
