@@ -121,6 +121,12 @@ struct MultigridAggregates {
   bool empty() const { return !computed; }
 };
 
+/// The Jacobi sweeps' inverse of a diagonal entry: 1 where it is not positive (a row without
+/// couplings).
+KOKKOS_INLINE_FUNCTION double inverse_of_diagonal(double d) {
+  return d > 0 ? 1 / d : 1.0;
+}
+
 /// Calls finish(first, s) for each slice of 8 rows of `level` (rows first to first + 7), s[r]
 /// being row first + r of b − A x (0 past the last row), A read from its sliced copy (each
 /// row's products subtracted in its entries' order): the one loop of every residual of the
@@ -458,7 +464,7 @@ mg_coarsen(ExecutionSpace const& space, MultigridLevel<MemorySpace> const& fine,
           if (raw_columns(b + r) == first_coarse + c)
             diagonal = raw_values(b + r);
         }
-        inverse_diagonal(c) = diagonal > 0 ? 1 / diagonal : 1.0;
+        inverse_diagonal(c) = inverse_of_diagonal(diagonal);
       });
   return coarse;
 }
@@ -712,10 +718,8 @@ mg_fine_level(ExecutionSpace const& space, Matrix const& matrix, Diagonal const&
         uninitialized_view<double*>(space, "sdot::mg::inverse_diagonal", n);
     fine.inverse_diagonal = inverse_diagonal;
     Kokkos::parallel_for(
-        "sdot::mg::fine_inverse_diagonal", Policy(space, 0, n), KOKKOS_LAMBDA(int p) {
-          double const d = diagonal(p);
-          inverse_diagonal(p) = d > 0 ? 1 / d : 1.0;
-        });
+        "sdot::mg::fine_inverse_diagonal", Policy(space, 0, n),
+        KOKKOS_LAMBDA(int p) { inverse_diagonal(p) = inverse_of_diagonal(diagonal(p)); });
     return fine;
   }
   auto const row_map = uninitialized_view<int*>(space, "sdot::mg::row_map", n + 1);
@@ -734,8 +738,7 @@ mg_fine_level(ExecutionSpace const& space, Matrix const& matrix, Diagonal const&
         for (auto k = in_map(row); k < in_map(row + 1); ++k)
           count += keep_halo || in_columns(k) < n;
         row_map(p) = count;
-        double const d = diagonal(row);
-        inverse_diagonal(p) = d > 0 ? 1 / d : 1.0;
+        inverse_diagonal(p) = inverse_of_diagonal(diagonal(row));
       });
   int const kept = exclusive_scan(space, "sdot::mg::fine_row_map",
                                   Kokkos::subview(row_map, Kokkos::make_pair(0, n)), row_map);
