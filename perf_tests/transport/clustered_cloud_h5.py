@@ -36,25 +36,24 @@ while len(points) < args.n:
     points.append((x, y))
 rng.shuffle(points)
 
-with tempfile.TemporaryDirectory() as tmp:
-    data, config = os.path.join(tmp, "positions.bin"), os.path.join(tmp, "positions.cfg")
+
+def h5import_input(tmp, dataset, values, dimensions):
+    """Writes `values` (float64, little endian) and their h5import configuration for `dataset`
+    of shape `dimensions` to `tmp`; returns h5import's arguments for them."""
+    data, config = os.path.join(tmp, dataset + ".bin"), os.path.join(tmp, dataset + ".cfg")
     with open(data, "wb") as f:
-        for x, y in points:
-            f.write(struct.pack("<dd", x, y))
+        f.write(struct.pack(f"<{len(values)}d", *values))
     with open(config, "w") as f:
-        f.write("PATH positions\nINPUT-CLASS FP\nINPUT-SIZE 64\nINPUT-BYTE-ORDER LE\nRANK 2\n"
-                f"DIMENSION-SIZES {args.n} 2\nOUTPUT-CLASS FP\nOUTPUT-SIZE 64\n"
-                "OUTPUT-ARCHITECTURE IEEE\nOUTPUT-BYTE-ORDER LE\n")
-    inputs = [data, "-c", config]
+        f.write(f"PATH {dataset}\nINPUT-CLASS FP\nINPUT-SIZE 64\nINPUT-BYTE-ORDER LE\n"
+                f"RANK {len(dimensions)}\nDIMENSION-SIZES {' '.join(map(str, dimensions))}\n"
+                "OUTPUT-CLASS FP\nOUTPUT-SIZE 64\nOUTPUT-ARCHITECTURE IEEE\nOUTPUT-BYTE-ORDER LE\n")
+    return [data, "-c", config]
+
+
+with tempfile.TemporaryDirectory() as tmp:
+    inputs = h5import_input(tmp, "positions", [c for point in points for c in point], [args.n, 2])
     if args.zero_weights:
-        zeros, zeros_config = os.path.join(tmp, "weights.bin"), os.path.join(tmp, "weights.cfg")
-        with open(zeros, "wb") as f:
-            f.write(struct.pack("<d", 0.0) * args.n)
-        with open(zeros_config, "w") as f:
-            f.write("PATH weights\nINPUT-CLASS FP\nINPUT-SIZE 64\nINPUT-BYTE-ORDER LE\nRANK 1\n"
-                    f"DIMENSION-SIZES {args.n}\nOUTPUT-CLASS FP\nOUTPUT-SIZE 64\n"
-                    "OUTPUT-ARCHITECTURE IEEE\nOUTPUT-BYTE-ORDER LE\n")
-        inputs += [zeros, "-c", zeros_config]
+        inputs += h5import_input(tmp, "weights", [0.0] * args.n, [args.n])
     if os.path.exists(args.output):
         os.remove(args.output)
     subprocess.run(["h5import", *inputs, "-o", args.output], check=True)
