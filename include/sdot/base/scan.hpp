@@ -1,9 +1,15 @@
 #pragma once
-// Counts to offsets; sums; the items whose flag is set; the first item for which a test fails.
+// Counts to offsets; sums whose bits do not depend on the number of threads; the items whose flag
+// is set; the first item for which a test fails.
+
+#include <sdot/base/kokkos_compat.hpp>
 
 #include <Kokkos_Core.hpp>
 
+#include <array>
+#include <cstddef>
 #include <string>
+#include <vector>
 
 namespace sdot::detail {
 
@@ -27,31 +33,136 @@ int exclusive_scan(ExecutionSpace const& space, char const* label, Counts const&
   return total;
 }
 
-/// Σ term(i) over i in [0, n). Each work item adds `sum_lanes` terms (i = c, c + m, c + 2m, …
-/// with m = ⌈n / sum_lanes⌉, adjacent for adjacent work items) in a local variable, then adds
-/// that to the reduction: a host backend keeps the reduction's value in memory and adds to it
-/// one term at a time, a chain of stores and loads 3–5× slower than a register. `term` may
-/// also write (a vector update that returns its contribution), each i once. The order of the
-/// additions depends only on n and the backend's partition of the work items: the same bits
-/// on every run.
+/// K sums computed together by sums(): what a term returns (K = 1: a double will do).
+template <int K>
+struct Terms {
+  double value[K];
+};
+
 inline constexpr int sum_lanes = 8;
+/// Consecutive terms per block of sums() on a host backend.
+inline constexpr int sum_block = 512;
+
+namespace sums_detail {
+
+template <int K>
+KOKKOS_INLINE_FUNCTION void add(double (&to)[K], Terms<K> const& t) {
+  for (int k = 0; k < K; ++k)
+    to[k] += t.value[k];
+}
+KOKKOS_INLINE_FUNCTION void add(double (&to)[1], double t) {
+  to[0] += t;
+}
+
+/// ((l0 + l1) + (l2 + l3)) + ((l4 + l5) + (l6 + l7)) for each of the K sums.
+template <int K>
+KOKKOS_INLINE_FUNCTION void add_lanes(double const (&lanes)[sum_lanes][K], double (&to)[K]) {
+  static_assert(sum_lanes == 8, "the lanes added as a tree of 8");
+  for (int k = 0; k < K; ++k)
+    to[k] = ((lanes[0][k] + lanes[1][k]) + (lanes[2][k] + lanes[3][k])) +
+            ((lanes[4][k] + lanes[5][k]) + (lanes[6][k] + lanes[7][k]));
+}
+
+/// A device backend: Kokkos' reduction, each work item adding `sum_lanes` terms (i = c,
+/// c + m, c + 2m, … with m = ⌈n / sum_lanes⌉: adjacent work items read adjacent terms). The
+/// bits depend on n and the backend's partition of the work.
+template <int K, class Term>
+struct LaneSums {
+  using value_type = Terms<K>;
+  Term term;
+  int n, stride;
+  KOKKOS_INLINE_FUNCTION void init(value_type& s) const {
+    for (int k = 0; k < K; ++k)
+      s.value[k] = 0;
+  }
+  KOKKOS_INLINE_FUNCTION void join(value_type& dst, value_type const& src) const {
+    for (int k = 0; k < K; ++k)
+      dst.value[k] += src.value[k];
+  }
+  SDOT_COMPAT_VOLATILE_JOIN(value_type)
+  KOKKOS_INLINE_FUNCTION void operator()(int c, value_type& s) const {
+    double lanes[sum_lanes][K] = {};
+    for (int l = 0; l < sum_lanes; ++l) {
+      int const i = c + l * stride;
+      if (i < n)
+        add(lanes[l], term(i));
+    }
+    double block[K];
+    add_lanes(lanes, block);
+    for (int k = 0; k < K; ++k)
+      s.value[k] += block[k];
+  }
+};
+
+template <int K, class ExecutionSpace, class Term>
+std::array<double, K> lane_sums(ExecutionSpace const& space, std::string const& label, int n,
+                                Term const& term) {
+  int const stride = (n + sum_lanes - 1) / sum_lanes;
+  Terms<K> total{};
+  Kokkos::parallel_reduce(label, Kokkos::RangePolicy<ExecutionSpace>(space, 0, stride),
+                          LaneSums<K, Term>{term, n, stride}, total);
+  std::array<double, K> result;
+  for (int k = 0; k < K; ++k)
+    result[k] = total.value[k];
+  return result;
+}
+
+/// A host backend: blocks of `sum_block` consecutive terms, one work item each (term i in
+/// lane (i − first) mod sum_lanes, the lanes added as a tree), then the blocks' sums added in
+/// their order: the bits depend on n alone, not on the number of threads.
+template <int K, class ExecutionSpace, class Term>
+std::array<double, K> block_sums(ExecutionSpace const& space, std::string const& label, int n,
+                                 Term const& term) {
+  int const blocks = (n + sum_block - 1) / sum_block;
+  std::vector<double> partial(std::size_t(blocks) * K);
+  double* const out = partial.data();
+  Kokkos::parallel_for(
+      label, Kokkos::RangePolicy<ExecutionSpace>(space, 0, blocks), KOKKOS_LAMBDA(int b) {
+        int const first = b * sum_block;
+        int const last = first + sum_block < n ? first + sum_block : n;
+        double lanes[sum_lanes][K] = {};
+        int i = first;
+        for (; i + sum_lanes <= last; i += sum_lanes)
+          for (int l = 0; l < sum_lanes; ++l)
+            add(lanes[l], term(i + l));
+        for (int l = 0; i < last; ++i, ++l)
+          add(lanes[l], term(i));
+        double block[K];
+        add_lanes(lanes, block);
+        for (int k = 0; k < K; ++k)
+          out[std::size_t(b) * K + k] = block[k];
+      });
+  space.fence();
+  std::array<double, K> result{};
+  for (int b = 0; b < blocks; ++b)
+    for (int k = 0; k < K; ++k)
+      result[k] += partial[std::size_t(b) * K + k];
+  return result;
+}
+
+} // namespace sums_detail
+
+/// K sums Σ term(i) over i in [0, n) at once: term(i) returns Terms<K> (or a double for K = 1).
+/// `term` may also write (a vector update that returns its contributions), each i once.
+/// On a host backend (Serial, OpenMP, Threads) the order of the additions depends on n alone:
+/// the same bits at any number of threads and on every run. On a device backend, Kokkos'
+/// reduction: the same bits on every run of one device and n.
+template <int K, class ExecutionSpace, class Term>
+std::array<double, K> sums(ExecutionSpace const& space, std::string const& label, int n,
+                           Term const& term) {
+  if (n <= 0)
+    return std::array<double, K>{};
+  constexpr bool host = Kokkos::SpaceAccessibility<ExecutionSpace, Kokkos::HostSpace>::accessible;
+  if constexpr (host)
+    return sums_detail::block_sums<K>(space, label, n, term);
+  else
+    return sums_detail::lane_sums<K>(space, label, n, term);
+}
+
+/// Σ term(i) over i in [0, n) (sums() with one sum).
 template <class ExecutionSpace, class Term>
 double sum(ExecutionSpace const& space, std::string const& label, int n, Term const& term) {
-  int const stride = (n + sum_lanes - 1) / sum_lanes;
-  double total = 0;
-  Kokkos::parallel_reduce(
-      label, Kokkos::RangePolicy<ExecutionSpace>(space, 0, stride),
-      KOKKOS_LAMBDA(int c, double& s) {
-        double lanes = 0;
-        for (int k = 0; k < sum_lanes; ++k) {
-          int const i = c + k * stride;
-          if (i < n)
-            lanes += term(i);
-        }
-        s += lanes;
-      },
-      total);
-  return total;
+  return sums<1>(space, label, n, term)[0];
 }
 
 /// The first k in [0, n) for which holds(k) is false, or n (the first bad input, cell or

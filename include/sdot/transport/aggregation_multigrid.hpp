@@ -1058,10 +1058,9 @@ public:
     auto const columns = level.columns;
     auto const values = level.values;
     auto const inverse_diagonal = level.inverse_diagonal;
-    double mean_diagonal = 0;
-    Kokkos::parallel_reduce(
-        "sdot::mg::mean_diagonal", Kokkos::RangePolicy<ExecutionSpace>(space, 0, m),
-        KOKKOS_LAMBDA(int i, double& s) { s += 1 / inverse_diagonal(i); }, mean_diagonal);
+    double mean_diagonal = sum(
+        space, "sdot::mg::mean_diagonal", m,
+        KOKKOS_LAMBDA(int i) { return 1 / inverse_diagonal(i); });
     mean_diagonal /= m > 0 ? m : 1;
     double const shift = shifted && m > 0 ? mean_diagonal / m : 0.0;
     Kokkos::parallel_for(

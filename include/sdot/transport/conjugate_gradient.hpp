@@ -1,6 +1,6 @@
 #pragma once
 // Preconditioned conjugate gradient on a matrix whose rows are spread over processes
-// (columns in extended numbering, see loom::Halo), with Kokkos-Kernels SpMV and dot: Jacobi with
+// (columns in extended numbering, see loom::Halo), with Kokkos-Kernels SpMV: Jacobi with
 // fused vector updates, or any symmetric positive definite preconditioner with
 // apply(space, r, z) (z = M⁻¹ r, this process's rows), e.g. AggregationMultigrid.
 
@@ -9,7 +9,6 @@
 #include <sdot/base/scan.hpp>
 #include <sdot/base/views.hpp>
 
-#include <KokkosBlas1_dot.hpp>
 #include <KokkosSparse_spmv.hpp>
 #include <Kokkos_Core.hpp>
 
@@ -19,36 +18,6 @@
 #include <utility>
 
 namespace sdot::detail {
-
-/// x += α p, r −= α q, z = D⁻¹ r, summing r·r and r·z (an array reduction of 2 values, the
-/// default zero initialisation and sum join of every Kokkos version).
-template <class Vector, class Direction, class Solution>
-struct ConjugateGradientUpdate {
-  /// The partial sums r·r and r·z.
-  struct Sums {
-    double rr, rz;
-  };
-  using value_type = Sums;
-  double alpha;
-  Direction p;
-  Vector q, inverse_diagonal, r, z;
-  Solution x;
-  KOKKOS_INLINE_FUNCTION void init(Sums& s) const { s.rr = s.rz = 0; }
-  KOKKOS_INLINE_FUNCTION void join(Sums& dst, Sums const& src) const {
-    dst.rr += src.rr;
-    dst.rz += src.rz;
-  }
-  SDOT_COMPAT_VOLATILE_JOIN(Sums)
-  KOKKOS_INLINE_FUNCTION void operator()(int i, Sums& sums) const {
-    x(i) += alpha * p(i);
-    double const ri = r(i) - alpha * q(i);
-    r(i) = ri;
-    double const zi = inverse_diagonal(i) * ri;
-    z(i) = zi;
-    sums.rr += ri * ri;
-    sums.rz += ri * zi;
-  }
-};
 
 /// No preconditioner object: Jacobi (the diagonal).
 struct JacobiPreconditioner {
@@ -122,14 +91,11 @@ struct ConjugateGradientSteps {
     multiply(space, matrix, p_extended, q);
   }
 
-  /// This process's part of u·v.
+  /// This process's part of u·v (sum(): the same bits at any number of threads).
   template <class U, class V>
   double dot(U const& u, V const& v) const {
-    double result = 0;
-    sdot::compat::kernels_on(
-        space, [&](auto const& s) { result = KokkosBlas::dot(s, u, v); },
-        [&] { result = KokkosBlas::dot(u, v); });
-    return result;
+    return sum(
+        space, "sdot::cg::dot", n, KOKKOS_LAMBDA(int i) { return u(i) * v(i); });
   }
 
   /// x = s g (s = g·b / g·A g, or 0 without `scale_guess` or when g·A g is not positive; g:
@@ -174,11 +140,18 @@ struct ConjugateGradientSteps {
   /// x += α p, r −= α q, z = D⁻¹ r: the global sums r·r and r·z.
   template <class Solution>
   std::array<double, 2> jacobi_update(double alpha, Solution const& x) {
-    using Update = ConjugateGradientUpdate<Vector, decltype(p), Solution>;
-    typename Update::Sums local{0, 0};
-    Kokkos::parallel_reduce("sdot::cg::update", Policy(space, 0, n),
-                            Update{alpha, p, q, inverse_diagonal, r, z, x}, local);
-    return ranks.process_sums<2>({local.rr, local.rz});
+    auto const p = this->p;
+    auto const q = this->q, r = this->r, z = this->z, inverse_diagonal = this->inverse_diagonal;
+    auto const local = sums<2>(
+        space, "sdot::cg::update", n, KOKKOS_LAMBDA(int i) {
+          x(i) += alpha * p(i);
+          double const ri = r(i) - alpha * q(i);
+          r(i) = ri;
+          double const zi = inverse_diagonal(i) * ri;
+          z(i) = zi;
+          return Terms<2>{{ri * ri, ri * zi}};
+        });
+    return ranks.process_sums<2>({local[0], local[1]});
   }
 
   /// x += α p, r −= α q: the global sum r·r.
@@ -233,7 +206,8 @@ struct ConjugateGradientSteps {
 /// `matrix` holds this process's rows, columns in extended numbering (own rows, then the
 /// halo's): a KokkosSparse::CrsMatrix, or a type with its own multiply(space, matrix, x, y)
 /// (SlicedLaplacian); x and b hold this process's rows. Dot products are sums of per-process
-/// partials added in process order (identical bits on every process).
+/// partials (sums(): on a host backend the same bits at any number of threads) added in
+/// process order (identical bits on every process).
 ///
 /// With `preconditioner->project_constants` (A's kernel is the constants: the Jacobian of the
 /// measures), the preconditioner is applied as Π M⁻¹ Π, Π removing the mean: otherwise the
