@@ -97,7 +97,7 @@ struct LaneSums {
 template <int K, class ExecutionSpace, class Term>
 std::array<double, K> lane_sums(ExecutionSpace const& space, std::string const& label, int n,
                                 Term const& term) {
-  int const stride = (n + sum_lanes - 1) / sum_lanes;
+  int const stride = n / sum_lanes + (n % sum_lanes != 0);
   Terms<K> total{};
   Kokkos::parallel_reduce(label, Kokkos::RangePolicy<ExecutionSpace>(space, 0, stride),
                           LaneSums<K, Term>{term, n, stride}, total);
@@ -110,19 +110,20 @@ std::array<double, K> lane_sums(ExecutionSpace const& space, std::string const& 
 /// A host backend: blocks of `sum_block` consecutive terms, one work item each (term i in
 /// lane (i − first) mod sum_lanes, the lanes added as a tree), then the blocks' sums added in
 /// their order: the bits depend on n alone, not on the number of threads.
+/// The bounds are computed without overflow up to n = INT_MAX.
 template <int K, class ExecutionSpace, class Term>
 std::array<double, K> block_sums(ExecutionSpace const& space, std::string const& label, int n,
                                  Term const& term) {
-  int const blocks = (n + sum_block - 1) / sum_block;
+  int const blocks = n / sum_block + (n % sum_block != 0);
   std::vector<double> partial(std::size_t(blocks) * K);
   double* const out = partial.data();
   Kokkos::parallel_for(
       label, Kokkos::RangePolicy<ExecutionSpace>(space, 0, blocks), KOKKOS_LAMBDA(int b) {
         int const first = b * sum_block;
-        int const last = first + sum_block < n ? first + sum_block : n;
+        int const last = n - first > sum_block ? first + sum_block : n;
         double lanes[sum_lanes][K] = {};
         int i = first;
-        for (; i + sum_lanes <= last; i += sum_lanes)
+        for (; last - i >= sum_lanes; i += sum_lanes)
           for (int l = 0; l < sum_lanes; ++l)
             add(lanes[l], term(i + l));
         for (int l = 0; i < last; ++i, ++l)
