@@ -59,6 +59,7 @@
 #include <sdot/base/scan.hpp>
 #include <sdot/base/small_sort.hpp>
 #include <sdot/base/views.hpp>
+#include <sdot/transport/inverse_diagonal.hpp>
 
 #include <loom/detail/segments.hpp>
 #include <loom/halo.hpp>
@@ -120,12 +121,6 @@ struct MultigridAggregates {
   bool computed = false;
   bool empty() const { return !computed; }
 };
-
-/// The Jacobi sweeps' inverse of a diagonal entry: 1 where it is not positive (a row without
-/// couplings).
-KOKKOS_INLINE_FUNCTION double inverse_of_diagonal(double d) {
-  return d > 0 ? 1 / d : 1.0;
-}
 
 /// Calls finish(first, s) for each slice of 8 rows of `level` (rows first to first + 7), s[r]
 /// being row first + r of b − A x (0 past the last row), A read from its sliced copy (each

@@ -8,6 +8,7 @@
 #include <sdot/base/kokkos_compat.hpp>
 #include <sdot/base/scan.hpp>
 #include <sdot/base/views.hpp>
+#include <sdot/transport/inverse_diagonal.hpp>
 
 #include <KokkosSparse_spmv.hpp>
 #include <Kokkos_Core.hpp>
@@ -121,8 +122,7 @@ struct ConjugateGradientSteps {
             x(i) = 0;
             r(i) = b(i);
           }
-          double const d = diagonal(i);
-          inverse_diagonal(i) = d > 0 ? 1 / d : 1;
+          inverse_diagonal(i) = inverse_of_diagonal(diagonal(i));
           z(i) = inverse_diagonal(i) * r(i);
         });
   }
