@@ -87,7 +87,8 @@ KOKKOS_INLINE_FUNCTION void for_each_shared_edge(Reader const& cells, int c, int
 /// length with the cell (the lengths of its edges summed, in the order of the polygon), sorted
 /// by global column. The cells are read in their storage order, each row written at its place
 /// (`place`: seed ↦ row, identity when empty; with it, a column is the place of its seed).
-/// Returns the row offsets.
+/// One pass over the polygons: each row is written where its cell's vertex count bounds it
+/// (its shared edges and the diagonal), then the rows are packed. Returns the row offsets.
 template <class ExecutionSpace, class Reader>
 Kokkos::View<int*, typename ExecutionSpace::memory_space>
 jacobian_rows(ExecutionSpace const& space, Reader const& cells, int first,
@@ -97,44 +98,20 @@ jacobian_rows(ExecutionSpace const& space, Reader const& cells, int first,
   using Policy = Kokkos::RangePolicy<ExecutionSpace>;
   int const n = cells.size();
   bool const identity = place.extent(0) == 0;
-  auto row_map = uninitialized_view<int*>(space, "sdot::jacobian::row_map", n + 1);
-  // Distinct other seeds per cell: a shared edge counts unless an earlier one has its seed.
+  // Room for each row: its cell's vertices (at most one shared edge each) and the diagonal.
+  auto room = uninitialized_view<int*>(space, "sdot::jacobian::row_room", n + 1);
   Kokkos::parallel_for(
-      "sdot::jacobian::row_sizes", Policy(space, 0, n), KOKKOS_LAMBDA(int c) {
+      "sdot::jacobian::row_room", Policy(space, 0, n), KOKKOS_LAMBDA(int c) {
         int const i = cells.seed(c);
-        int sources[small_sort_max];
-        int m = 0, distinct = 1;
-        for_each_shared_edge(cells, c, first + i, [&](int source, double) {
-          if (m < small_sort_max) {
-            bool repeated = false;
-            for (int e = 0; e < m; ++e)
-              repeated |= sources[e] == source;
-            distinct += !repeated;
-            sources[m] = source;
-          }
-          ++m;
-        });
-        if (m > small_sort_max) { // each shared edge against all the earlier ones
-          distinct = 1;
-          int t = 0;
-          for_each_shared_edge(cells, c, first + i, [&](int source, double) {
-            bool repeated = false;
-            int u = 0;
-            for_each_shared_edge(cells, c, first + i, [&](int other, double) {
-              repeated |= u++ < t && other == source;
-            });
-            distinct += !repeated;
-            ++t;
-          });
-        }
-        row_map(identity ? i : place(i)) = distinct;
+        room(identity ? i : place(i)) = cells.vertex_count(c) + 1;
       });
-  int const nnz = exclusive_scan(space, "sdot::jacobian::row_map",
-                                 Kokkos::subview(row_map, Kokkos::make_pair(0, n)), row_map);
-  columns = uninitialized_view<int*>(space, "sdot::jacobian::global_columns", nnz);
-  lengths = uninitialized_view<double*>(space, "sdot::jacobian::values", nnz);
-  auto const out_columns = columns;
-  auto const out_lengths = lengths;
+  int const total = exclusive_scan(space, "sdot::jacobian::row_room",
+                                   Kokkos::subview(room, Kokkos::make_pair(0, n)), room);
+  auto const roomy_columns =
+      uninitialized_view<int*>(space, "sdot::jacobian::roomy_columns", total);
+  auto const roomy_lengths =
+      uninitialized_view<double*>(space, "sdot::jacobian::roomy_lengths", total);
+  auto row_map = uninitialized_view<int*>(space, "sdot::jacobian::row_map", n + 1);
   // Each row: the shared edges sorted by rank (column, then their order in the polygon; by
   // insertion into the row beyond small_sort_max), a seed met again adding its length, the
   // diagonal placed among them.
@@ -143,7 +120,7 @@ jacobian_rows(ExecutionSpace const& space, Reader const& cells, int first,
         int const i = cells.seed(c);
         int const p = identity ? i : place(i);
         int const own = first + p;
-        int const b = row_map(p);
+        int const b = room(p);
         std::uint64_t keys[small_sort_max];
         double edge_lengths[small_sort_max];
         int m = 0;
@@ -166,44 +143,60 @@ jacobian_rows(ExecutionSpace const& space, Reader const& cells, int first,
           bool diagonal_written = false;
           for (int r = 0; r < m; ++r) {
             if (!diagonal_written && own < sorted_columns[r]) {
-              out_columns(out) = own;
-              out_lengths(out++) = 0;
+              roomy_columns(out) = own;
+              roomy_lengths(out++) = 0;
               diagonal_written = true;
             }
             if (r > 0 && sorted_columns[r] == sorted_columns[r - 1]) {
-              out_lengths(out - 1) += sorted_lengths[r];
+              roomy_lengths(out - 1) += sorted_lengths[r];
             } else {
-              out_columns(out) = sorted_columns[r];
-              out_lengths(out++) = sorted_lengths[r];
+              roomy_columns(out) = sorted_columns[r];
+              roomy_lengths(out++) = sorted_lengths[r];
             }
           }
           if (!diagonal_written) {
-            out_columns(out) = own;
-            out_lengths(out) = 0;
+            roomy_columns(out) = own;
+            roomy_lengths(out++) = 0;
           }
+          row_map(p) = out - b;
           return;
         }
-        out_columns(b) = own;
-        out_lengths(b) = 0;
+        roomy_columns(b) = own;
+        roomy_lengths(b) = 0;
         int filled = 1;
         for_each_shared_edge(cells, c, first + i, [&](int source, double length2) {
           int const column = identity ? source : place(source);
           double const length = sdot::compat::sqrt(length2);
           int at = filled;
-          while (at > 0 && out_columns(b + at - 1) > column)
+          while (at > 0 && roomy_columns(b + at - 1) > column)
             --at;
-          if (at > 0 && out_columns(b + at - 1) == column) {
-            out_lengths(b + at - 1) += length;
+          if (at > 0 && roomy_columns(b + at - 1) == column) {
+            roomy_lengths(b + at - 1) += length;
             return;
           }
           for (int e = filled; e > at; --e) {
-            out_columns(b + e) = out_columns(b + e - 1);
-            out_lengths(b + e) = out_lengths(b + e - 1);
+            roomy_columns(b + e) = roomy_columns(b + e - 1);
+            roomy_lengths(b + e) = roomy_lengths(b + e - 1);
           }
-          out_columns(b + at) = column;
-          out_lengths(b + at) = length;
+          roomy_columns(b + at) = column;
+          roomy_lengths(b + at) = length;
           ++filled;
         });
+        row_map(p) = filled;
+      });
+  int const nnz = exclusive_scan(space, "sdot::jacobian::row_map",
+                                 Kokkos::subview(row_map, Kokkos::make_pair(0, n)), row_map);
+  columns = uninitialized_view<int*>(space, "sdot::jacobian::global_columns", nnz);
+  lengths = uninitialized_view<double*>(space, "sdot::jacobian::values", nnz);
+  auto const out_columns = columns;
+  auto const out_lengths = lengths;
+  Kokkos::parallel_for(
+      "sdot::jacobian::packed_rows", Policy(space, 0, n), KOKKOS_LAMBDA(int p) {
+        int const from = room(p);
+        for (int e = row_map(p); e < row_map(p + 1); ++e) {
+          out_columns(e) = roomy_columns(from + e - row_map(p));
+          out_lengths(e) = roomy_lengths(from + e - row_map(p));
+        }
       });
   return row_map;
 }
