@@ -64,15 +64,16 @@ namespace detail {
 /// (global), its source, with a positive squared length length2, in the polygon's order.
 template <class Reader, class F>
 KOKKOS_INLINE_FUNCTION void for_each_shared_edge(Reader const& cells, int c, int own, F&& f) {
-  int const size = cells.vertex_count(c);
+  auto const polygon = cells.polygon(c);
+  int const size = polygon.count;
   if (size == 0)
     return;
-  double const x0 = cells.vertex(c, 0, 0), y0 = cells.vertex(c, 0, 1);
+  double const x0 = cells.vertex(polygon, 0, 0), y0 = cells.vertex(polygon, 0, 1);
   double x = x0, y = y0;
   for (int k = 0; k < size; ++k) {
-    double const next_x = k + 1 < size ? cells.vertex(c, k + 1, 0) : x0;
-    double const next_y = k + 1 < size ? cells.vertex(c, k + 1, 1) : y0;
-    int const source = cells.label(c, k);
+    double const next_x = k + 1 < size ? cells.vertex(polygon, k + 1, 0) : x0;
+    double const next_y = k + 1 < size ? cells.vertex(polygon, k + 1, 1) : y0;
+    int const source = cells.label(polygon, k);
     double const dx = next_x - x, dy = next_y - y;
     double const length2 = dx * dx + dy * dy;
     if (source >= 0 && source != own && length2 > 0)

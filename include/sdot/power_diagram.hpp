@@ -383,8 +383,8 @@ private:
   friend class detail::DiagramCells; // polygon_reader()
 
   /// The polygons of cell_polygons() as the Jacobian reads them: the slots of a one-box
-  /// computation when every cell has one (not compacted: cell_polygons() still can), else
-  /// cell_polygons()'s.
+  /// computation (not compacted: cell_polygons() still can), with the polygons of the cells
+  /// without a slot built again apart, else cell_polygons()'s.
   detail::CellPolygonReader<memory_space> polygon_reader();
   /// Frees the slots polygon_reader() reads (one box): a later cell_polygons() computes the
   /// polygons again.
@@ -550,15 +550,25 @@ template <class ExecutionSpace, class Input>
 auto PowerDiagram<ExecutionSpace, Input>::polygon_reader()
     -> detail::CellPolygonReader<memory_space> {
   compute();
-  if (!statistics_.abandoned && kept_polygons_.offsets.extent(0) == 0 && ranks_.size() == 1 &&
-      kept_.capacity > 0 && kept_.overflow_items.extent(0) == 0) {
-    detail::CellPolygonReader<memory_space> reader;
-    reader.slots = kept_;
-    reader.slot_seed = tree_.index;
-    reader.seeds = tree_.seeds;
-    return reader;
+  if (statistics_.abandoned || kept_polygons_.offsets.extent(0) > 0 || ranks_.size() > 1 ||
+      kept_.capacity == 0)
+    return detail::polygon_reader(cell_polygons());
+  detail::CellPolygonReader<memory_space> reader;
+  reader.slots = kept_;
+  reader.slot_seed = tree_.index;
+  reader.seeds = tree_.seeds;
+  if (kept_.overflow_items.extent(0) > 0) { // those cells' polygons, searched again
+    update_weight_bounds();
+    Kokkos::View<int*, memory_space> offsets, labels;
+    Points<memory_space> vertices;
+    detail::overflowed_cell_polygons(space_, tree_, const_domain_vertices(), const_domain_labels(),
+                                     Kokkos::View<int const*, memory_space>(outputs_.vertex_counts),
+                                     kept_, offsets, vertices, labels, outputs_.same_bits);
+    reader.offsets = offsets;
+    reader.vertices = vertices;
+    reader.labels = labels;
   }
-  return detail::polygon_reader(cell_polygons());
+  return reader;
 }
 
 template <class ExecutionSpace, class Input>

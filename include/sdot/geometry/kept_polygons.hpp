@@ -122,12 +122,13 @@ allocate_slot_polygons(ExecutionSpace const& space, int n, int capacity) {
 
 /// The cells' polygons as a reader of every cell takes them, cell c of their storage order
 /// (c ∈ [0, n)): either in compressed rows (cell c is seed c's: CellPolygons) or in the slots of
-/// a one-box computation that every cell fits (cell c is tree slot c's, of seed index(c)), read
-/// without compacting them. The same vertices (absolute coordinates, the bits of the outputs)
-/// and edge labels either way.
+/// a one-box computation (cell c is tree slot c's, of seed index(c)), read without compacting
+/// them; there, a cell without a slot (slots.counts(c) < 0) is read from the compressed rows,
+/// at its seed's row (overflowed_cell_polygons(): only those cells have vertices there). The
+/// same vertices (absolute coordinates, the bits of the outputs) and edge labels either way.
 template <class MemorySpace>
 struct CellPolygonReader {
-  // compressed rows (slots.capacity == 0)
+  // compressed rows (slots.capacity == 0), or the cells without a slot
   Kokkos::View<int const*, MemorySpace> offsets; ///< n + 1
   ConstPoints<MemorySpace> vertices;
   Kokkos::View<int const*, MemorySpace> labels;
@@ -144,20 +145,33 @@ struct CellPolygonReader {
   KOKKOS_INLINE_FUNCTION bool slotted() const { return slots.capacity > 0; }
   /// The seed of cell c.
   KOKKOS_INLINE_FUNCTION int seed(int c) const { return slotted() ? slot_seed(c) : c; }
-  /// The vertices of cell c.
-  KOKKOS_INLINE_FUNCTION int vertex_count(int c) const {
-    return slotted() ? slots.counts(c) : offsets(c + 1) - offsets(c);
+  /// Where cell c's polygon lies: read once per cell, then its vertices and labels by vertex()
+  /// and label().
+  struct PolygonRows {
+    std::size_t first; ///< row of its first vertex (in the slots, or in the compressed rows)
+    int count;         ///< vertices
+    bool in_slot;      ///< else in the compressed rows
+    double x, y;       ///< the seed, which a slot's vertices are relative to
+  };
+  KOKKOS_INLINE_FUNCTION PolygonRows polygon(int c) const {
+    if (slotted() && slots.counts(c) >= 0) {
+      Seed const s = seeds(c);
+      return {std::size_t(c) * std::size_t(slots.capacity), slots.counts(c), true, s.x, s.y};
+    }
+    int const row = seed(c);
+    return {std::size_t(offsets(row)), offsets(row + 1) - offsets(row), false, 0.0, 0.0};
   }
-  /// Coordinate `axis` of vertex k of cell c.
-  KOKKOS_INLINE_FUNCTION double vertex(int c, int k, int axis) const {
-    if (slotted())
-      return slots.absolute(std::size_t(c) * std::size_t(slots.capacity) + k, axis, seeds(c));
-    return vertices(offsets(c) + k, axis);
+  /// The number of vertices of cell c.
+  KOKKOS_INLINE_FUNCTION int vertex_count(int c) const { return polygon(c).count; }
+  /// Coordinate `axis` of vertex k of `p`.
+  KOKKOS_INLINE_FUNCTION double vertex(PolygonRows const& p, int k, int axis) const {
+    if (p.in_slot) // the bits of SlotPolygons::absolute()
+      return (axis == 0 ? p.x : p.y) + slots.vertices(p.first + k, axis);
+    return vertices(p.first + k, axis);
   }
-  /// What made the edge from vertex k of cell c to the next (PowerDiagram::cell_polygons()).
-  KOKKOS_INLINE_FUNCTION int label(int c, int k) const {
-    return slotted() ? slots.labels(std::size_t(c) * std::size_t(slots.capacity) + k)
-                     : labels(offsets(c) + k);
+  /// What made the edge from vertex k of `p` to the next (PowerDiagram::cell_polygons()).
+  KOKKOS_INLINE_FUNCTION int label(PolygonRows const& p, int k) const {
+    return p.in_slot ? slots.labels(p.first + k) : labels(p.first + k);
   }
 };
 
@@ -216,6 +230,35 @@ build_cells_keeping_polygons(ExecutionSpace const& space, SeedTree<MemorySpace> 
   return report;
 }
 
+/// The polygons of the cells without a slot (kept.overflow_items), rebuilt at a capacity where
+/// they all fit, polygons only (their measures go to scratch views), into the compressed rows
+/// offsets / vertices / labels, whose offsets (by seed index) come from `vertex_counts`.
+template <class ExecutionSpace, class MemorySpace>
+void rebuild_unslotted_polygons(ExecutionSpace const& space, SeedTree<MemorySpace> const& tree,
+                                ConstPoints<MemorySpace> domain_vertices,
+                                Kokkos::View<int const*, MemorySpace> domain_labels,
+                                SlotPolygons<MemorySpace> const& kept,
+                                Kokkos::View<int*, MemorySpace> offsets,
+                                Points<MemorySpace> vertices,
+                                Kokkos::View<int*, MemorySpace> labels,
+                                SeedLookup<MemorySpace> const& same_bits) {
+  int const nb_overflowed = static_cast<int>(kept.overflow_items.extent(0));
+  if (nb_overflowed == 0)
+    return;
+  CellOutputs<MemorySpace> scratch = allocate_cell_outputs(space, tree.size, "sdot::kept::");
+  scratch.polygon_offsets = offsets;
+  scratch.polygon_vertices = vertices;
+  scratch.polygon_labels = labels;
+  scratch.same_bits = same_bits;
+  Kokkos::View<int*, MemorySpace> overflowed(
+      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::kept::overflowed"),
+      nb_overflowed);
+  CellsFunctor<MemorySpace> step{tree,    domain_vertices, domain_labels, kept.overflow_items,
+                                 scratch, overflowed};
+  for_each_cell(space, "sdot::cells::rebuild_polygons", step, nb_overflowed,
+                kept.overflow_capacity);
+}
+
 /// The polygons kept by build_cells_keeping_polygons(): offsets from `vertex_counts`, slots
 /// compacted, the cells that did not fit the first pass rebuilt (polygons only).
 template <class ExecutionSpace, class MemorySpace>
@@ -252,23 +295,36 @@ void kept_cell_polygons(ExecutionSpace const& space, SeedTree<MemorySpace> const
           }
         });
   }
-  int const nb_overflowed = static_cast<int>(kept.overflow_items.extent(0));
-  if (nb_overflowed == 0)
-    return;
-  // The cells without a slot: rebuilt at a capacity where they all fit, polygons only (their
-  // measures go to scratch views).
-  CellOutputs<MemorySpace> scratch = allocate_cell_outputs(space, n, "sdot::kept::");
-  scratch.polygon_offsets = offsets;
-  scratch.polygon_vertices = vertices;
-  scratch.polygon_labels = labels;
-  scratch.same_bits = same_bits;
-  Kokkos::View<int*, MemorySpace> overflowed(
-      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::kept::overflowed"),
-      nb_overflowed);
-  CellsFunctor<MemorySpace> step{tree,    domain_vertices, domain_labels, kept.overflow_items,
-                                 scratch, overflowed};
-  for_each_cell(space, "sdot::cells::rebuild_polygons", step, nb_overflowed,
-                kept.overflow_capacity);
+  rebuild_unslotted_polygons(space, tree, domain_vertices, domain_labels, kept, offsets, vertices,
+                             labels, same_bits);
+}
+
+/// The polygons of the cells without a slot alone (kept.overflow_items), in compressed rows by
+/// seed index (the other rows empty), for a CellPolygonReader of the slots: the slots are not
+/// compacted.
+template <class ExecutionSpace, class MemorySpace>
+void overflowed_cell_polygons(
+    ExecutionSpace const& space, SeedTree<MemorySpace> const& tree,
+    ConstPoints<MemorySpace> domain_vertices, Kokkos::View<int const*, MemorySpace> domain_labels,
+    Kokkos::View<int const*, MemorySpace> vertex_counts, SlotPolygons<MemorySpace> const& kept,
+    Kokkos::View<int*, MemorySpace>& offsets, Points<MemorySpace>& vertices,
+    Kokkos::View<int*, MemorySpace>& labels, SeedLookup<MemorySpace> const& same_bits = {}) {
+  sdot::compat::ScopedRegion region("sdot::overflowed_cell_polygons");
+  int const n = static_cast<int>(vertex_counts.extent(0));
+  Kokkos::View<int*, MemorySpace> counts(Kokkos::view_alloc(space, "sdot::kept::overflowed_counts"),
+                                         n);
+  auto const items = kept.overflow_items;
+  auto const index = tree.index;
+  Kokkos::parallel_for(
+      "sdot::kept::overflowed_counts",
+      Kokkos::RangePolicy<ExecutionSpace>(space, 0, static_cast<int>(items.extent(0))),
+      KOKKOS_LAMBDA(int item) {
+        int const seed = index(items(item));
+        counts(seed) = vertex_counts(seed);
+      });
+  allocate_polygon_rows(space, counts, offsets, vertices, labels);
+  rebuild_unslotted_polygons(space, tree, domain_vertices, domain_labels, kept, offsets, vertices,
+                             labels, same_bits);
 }
 
 } // namespace sdot::detail
