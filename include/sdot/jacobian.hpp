@@ -193,10 +193,10 @@ jacobian_rows(ExecutionSpace const& space, Reader const& cells, int first,
   auto const out_lengths = lengths;
   Kokkos::parallel_for(
       "sdot::jacobian::packed_rows", Policy(space, 0, n), KOKKOS_LAMBDA(int p) {
-        int const from = room(p);
-        for (int e = row_map(p); e < row_map(p + 1); ++e) {
-          out_columns(e) = roomy_columns(from + e - row_map(p));
-          out_lengths(e) = roomy_lengths(from + e - row_map(p));
+        int const from = room(p), begin = row_map(p), end = row_map(p + 1);
+        for (int e = begin; e < end; ++e) {
+          out_columns(e) = roomy_columns(from + e - begin);
+          out_lengths(e) = roomy_lengths(from + e - begin);
         }
       });
   return row_map;

@@ -151,23 +151,19 @@ struct CellPolygonReader {
     std::size_t first; ///< row of its first vertex (in the slots, or in the compressed rows)
     int count;         ///< vertices
     bool in_slot;      ///< else in the compressed rows
-    double x, y;       ///< the seed, which a slot's vertices are relative to
+    Seed seed;         ///< which a slot's vertices are relative to
   };
   KOKKOS_INLINE_FUNCTION PolygonRows polygon(int c) const {
-    if (slotted() && slots.counts(c) >= 0) {
-      Seed const s = seeds(c);
-      return {std::size_t(c) * std::size_t(slots.capacity), slots.counts(c), true, s.x, s.y};
-    }
+    if (slotted() && slots.counts(c) >= 0)
+      return {std::size_t(c) * std::size_t(slots.capacity), slots.counts(c), true, seeds(c)};
     int const row = seed(c);
-    return {std::size_t(offsets(row)), offsets(row + 1) - offsets(row), false, 0.0, 0.0};
+    return {std::size_t(offsets(row)), offsets(row + 1) - offsets(row), false, Seed{0, 0, 0}};
   }
   /// The number of vertices of cell c.
   KOKKOS_INLINE_FUNCTION int vertex_count(int c) const { return polygon(c).count; }
   /// Coordinate `axis` of vertex k of `p`.
   KOKKOS_INLINE_FUNCTION double vertex(PolygonRows const& p, int k, int axis) const {
-    if (p.in_slot) // the bits of SlotPolygons::absolute()
-      return (axis == 0 ? p.x : p.y) + slots.vertices(p.first + k, axis);
-    return vertices(p.first + k, axis);
+    return p.in_slot ? slots.absolute(p.first + k, axis, p.seed) : vertices(p.first + k, axis);
   }
   /// What made the edge from vertex k of `p` to the next (PowerDiagram::cell_polygons()).
   KOKKOS_INLINE_FUNCTION int label(PolygonRows const& p, int k) const {
