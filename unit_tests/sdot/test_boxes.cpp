@@ -861,10 +861,14 @@ namespace {
 /// The lower envelope of rank q's power (rank_envelopes.hpp) against brute force, as the
 /// travelling cells use it: the seeds of `c` split at the median abscissa into ranks p and q,
 /// each of p's first-round cells (the diagram of p's seeds alone) tested against q's envelope,
-/// built from q's first-round cells. It never rules out q where one of q's seeds cuts the cell
-/// (|v − x_j|² − w_j < |v − x_i|² − w_i at a vertex v, in long double) or ties with its seed;
-/// returns the fraction of the cells that no seed of q cuts that it rules out.
-double envelope_against_brute_force(Cloud const& c, std::vector<sdot::HalfSpace> const& hs) {
+/// built from q's first-round cells. With `groups` = 2, q is two ranks (its seeds split at
+/// their median ordinate, each with the diagram of its own seeds) and the envelope is their
+/// union (envelope_of_union()), as a subtree of the tree over the ranks' boxes has it. It never
+/// rules out q where one of q's seeds cuts the cell (|v − x_j|² − w_j < |v − x_i|² − w_i at a
+/// vertex v, in long double) or ties with its seed; returns the fraction of the cells that no
+/// seed of q cuts that it rules out.
+double envelope_against_brute_force(Cloud const& c, std::vector<sdot::HalfSpace> const& hs,
+                                    int groups = 1) {
   using Space = Kokkos::DefaultHostExecutionSpace;
   using Memory = Space::memory_space;
   Space const space;
@@ -882,23 +886,8 @@ double envelope_against_brute_force(Cloud const& c, std::vector<sdot::HalfSpace>
     sdot::PowerDiagram<Space> pd(space, positions_view<Memory>(r), weights_view<Memory>(r), hs);
     return pd.cell_polygons();
   };
-  auto const p_cells = cells_of(p), q_cells = cells_of(q);
+  auto const p_cells = cells_of(p);
 
-  // q's first-round cells in slots (relative to their seeds), and its envelope.
-  int const nq = static_cast<int>(q.x.size());
-  int capacity = 0;
-  for (int j = 0; j < nq; ++j)
-    capacity = std::max(capacity, q_cells.offsets(j + 1) - q_cells.offsets(j));
-  auto slots = sdot::detail::allocate_slot_polygons(space, nq, capacity);
-  Kokkos::View<sdot::detail::Seed*, Memory> seeds("seeds", nq);
-  for (int j = 0; j < nq; ++j) {
-    seeds(j) = {q.x[j][0], q.x[j][1], q.w[j]};
-    slots.counts(j) = q_cells.offsets(j + 1) - q_cells.offsets(j);
-    for (int k = 0; k < slots.counts(j); ++k)
-      for (int d : {0, 1})
-        slots.vertices(std::size_t(j) * capacity + k, d) =
-            q_cells.vertices(q_cells.offsets(j) + k, d) - q.x[j][d];
-  }
   auto const dom = domain(hs);
   sdot::Points<Memory> domain_vertices("domain", dom.size());
   double x0 = 1e300, y0 = 1e300, x1 = -1e300, y1 = -1e300;
@@ -913,10 +902,49 @@ double envelope_against_brute_force(Cloud const& c, std::vector<sdot::HalfSpace>
   auto const grid =
       sdot::detail::envelope_grid_for(2, static_cast<std::int64_t>(c.x.size()), x0, y0, x1, y1);
   EXPECT_GT(grid.side, 0);
-  auto const values = sdot::detail::rank_envelope(space, grid, seeds, slots, 0, nq,
-                                                  sdot::ConstPoints<Memory>(domain_vertices));
   int const nodes = grid.nodes();
-  EXPECT_EQ(values.size(), std::size_t(nodes) + 1);
+
+  // The envelope of a group of q's seeds from its first-round cells, in slots (relative to
+  // their seeds).
+  auto const envelope_of = [&](Cloud const& r) {
+    auto const r_cells = cells_of(r);
+    int const nr = static_cast<int>(r.x.size());
+    int capacity = 0;
+    for (int j = 0; j < nr; ++j)
+      capacity = std::max(capacity, r_cells.offsets(j + 1) - r_cells.offsets(j));
+    auto slots = sdot::detail::allocate_slot_polygons(space, nr, capacity);
+    Kokkos::View<sdot::detail::Seed*, Memory> seeds("seeds", nr);
+    for (int j = 0; j < nr; ++j) {
+      seeds(j) = {r.x[j][0], r.x[j][1], r.w[j]};
+      slots.counts(j) = r_cells.offsets(j + 1) - r_cells.offsets(j);
+      for (int k = 0; k < slots.counts(j); ++k)
+        for (int d : {0, 1})
+          slots.vertices(std::size_t(j) * capacity + k, d) =
+              r_cells.vertices(r_cells.offsets(j) + k, d) - r.x[j][d];
+    }
+    auto const values = sdot::detail::rank_envelope(space, grid, seeds, slots, 0, nr,
+                                                    sdot::ConstPoints<Memory>(domain_vertices));
+    EXPECT_EQ(values.size(), std::size_t(nodes) + 1);
+    return values;
+  };
+  std::vector<double> values;
+  if (groups == 1)
+    values = envelope_of(q);
+  else {
+    std::vector<int> by_y(q.x.size());
+    std::iota(by_y.begin(), by_y.end(), 0);
+    std::stable_sort(by_y.begin(), by_y.end(), [&](int a, int b) { return q.x[a][1] < q.x[b][1]; });
+    Cloud low, high;
+    for (std::size_t k = 0; k < by_y.size(); ++k) {
+      Cloud& to = k < by_y.size() / 2 ? low : high;
+      to.x.push_back(q.x[by_y[k]]);
+      to.w.push_back(q.w[by_y[k]]);
+    }
+    auto const of_low = envelope_of(low), of_high = envelope_of(high);
+    values = sdot::detail::envelope_of_union(of_low, of_high);
+    for (int k = 0; k <= nodes; ++k)
+      EXPECT_EQ(values[k], std::max(of_low[k], of_high[k])) << "node " << k;
+  }
   Kokkos::View<double*, Memory> node_values("values", nodes), scale("scale", 1);
   int finite = 0;
   for (int k = 0; k < nodes; ++k) {
@@ -930,6 +958,7 @@ double envelope_against_brute_force(Cloud const& c, std::vector<sdot::HalfSpace>
   envelopes.values = node_values;
   envelopes.scale = scale;
 
+  int const nq = static_cast<int>(q.x.size());
   int uncut = 0, ruled_out = 0;
   for (std::size_t i = 0; i < p.x.size(); ++i) {
     int const b = p_cells.offsets(i), e = p_cells.offsets(i + 1);
@@ -941,6 +970,9 @@ double envelope_against_brute_force(Cloud const& c, std::vector<sdot::HalfSpace>
     HostPolygon cell(64, relative);
     sdot::detail::CellSeed const seed{p.x[i][0], p.x[i][1], p.w[i], static_cast<int>(i), -1};
     bool const may = envelopes.may_cut(cell.polygon, seed, 0);
+    // The answer does not depend on the vertex the test starts from.
+    for (int first = 1; first < cell.polygon.size; ++first)
+      EXPECT_EQ(envelopes.may_cut(cell.polygon, seed, 0, first), may) << "cell " << i;
     bool cut = false, tie = false;
     for (int k = b; k < e && !cut; ++k) {
       Real const vx = p_cells.vertices(k, 0), vy = p_cells.vertices(k, 1);
@@ -982,6 +1014,25 @@ TEST(Boxes, RankEnvelopesNeverRuleOutARankThatCutsAndRuleOutTheFarCells) {
   for (int k = 0; k < 1000; k += 97)
     huge.w[k] = 0.3;
   envelope_against_brute_force(huge, unit_square());
+}
+
+TEST(Boxes, TheEnvelopeOfTwoRanksNeverRulesOutOneThatCuts) {
+  // Two ranks' envelopes together (a subtree of the tree over the ranks' boxes): at zero
+  // weights, with cells far from their seeds, on a clustered cloud, in a triangle, with
+  // duplicates and with huge weights.
+  EXPECT_GT(envelope_against_brute_force(uniform_cloud(2000, 0, 91), unit_square(), 2), 0.8);
+  EXPECT_GT(envelope_against_brute_force(displaced_cells_cloud(2000, 92), unit_square(), 2), 0.4);
+  EXPECT_GT(envelope_against_brute_force(clustered_cloud(2000, 93), unit_square(), 2), 0.4);
+  EXPECT_GT(envelope_against_brute_force(uniform_cloud(2000, 0.002, 94), triangle_domain(), 2),
+            0.4);
+  Cloud twins = uniform_cloud(1000, 0, 95);
+  for (int k = 0; k < 20; ++k)
+    twins.x.push_back(twins.x[k]), twins.w.push_back(twins.w[k]);
+  envelope_against_brute_force(twins, unit_square(), 2);
+  Cloud huge = uniform_cloud(1000, 0, 96);
+  for (int k = 0; k < 1000; k += 97)
+    huge.w[k] = 0.3;
+  envelope_against_brute_force(huge, unit_square(), 2);
 }
 
 TEST(Boxes, CellsFarFromTheirSeedsStayHomeOnceTheEnvelopesAreKnown) {

@@ -15,6 +15,11 @@
 // cell gives its L_j to the nodes of its bounding box, which keep the largest. A node outside
 // the domain, or any node of a rank whose first-round cells are not all known, stays +∞: its
 // triangles rule nothing out.
+//
+// A group of ranks has an envelope too: E_S = max over the group's ranks of E_q is convex, and
+// its values at the nodes are the largest of theirs (envelope_of_union()). One test then rules
+// out every rank of the group: the travelling cells walk the tree over the ranks' boxes and
+// test each subtree's envelope before its ranks'.
 
 #include <sdot/base/kokkos_compat.hpp>
 #include <sdot/geometry/cell_kernel.hpp>
@@ -47,7 +52,7 @@ struct EnvelopeGrid {
 };
 
 /// The grid nodes of all the ranks together, at most: every process holds every rank's
-/// envelope (1 MB).
+/// envelope and those of the groups of ranks above them (2 MB).
 constexpr std::int64_t max_envelope_nodes = std::int64_t(1) << 17;
 
 /// The grid for `ranks` ranks and `seeds` seeds over a domain of bounding box [x0, x1] ×
@@ -81,20 +86,23 @@ inline EnvelopeGrid envelope_grid_for(int ranks, std::int64_t seeds, double x0, 
   return g;
 }
 
-/// Every rank's envelope on one grid.
+/// Envelopes of ranks, or of groups of ranks, on one grid.
 template <class MemorySpace>
 struct RankEnvelopes {
   EnvelopeGrid grid;
-  /// Rank q's node (a, b) at q · grid.nodes() + a · (side + 1) + b.
+  /// Envelope q's node (a, b) at q · grid.nodes() + a · (side + 1) + b.
   Kokkos::View<double const*, MemorySpace> values;
-  /// Per rank, the largest |value| of its finite nodes (for the rounding slack).
+  /// Per envelope, the largest |value| of its finite nodes (for the rounding slack).
   Kokkos::View<double const*, MemorySpace> scale;
 
   KOKKOS_INLINE_FUNCTION bool active() const { return grid.side > 0; }
 
-  /// Whether a seed of rank q may cut `cell` (vertices relative to `seed`). Ties kept
-  /// (duplicates decide by index), and a slack for rounding.
-  KOKKOS_INLINE_FUNCTION bool may_cut(Polygon const& cell, CellSeed const& seed, int q) const {
+  /// Whether a seed of the rank (or group of ranks) of envelope q may cut `cell` (vertices
+  /// relative to `seed`). Ties kept (duplicates decide by index), and a slack for rounding.
+  /// The vertices are tested from `first` on (the answer does not depend on it; a vertex where
+  /// the rank may cut ends the test).
+  KOKKOS_INLINE_FUNCTION bool may_cut(Polygon const& cell, CellSeed const& seed, int q,
+                                      int first = 0) const {
     if (!active())
       return true;
     int const side = grid.side, stride = side + 1;
@@ -105,7 +113,7 @@ struct RankEnvelopes {
     double const own = sx * sx + sy * sy + seed.w;
     double const slack =
         1e-12 * (scale(q) + 4 * grid.radius2 + 4 * cell.max_radius2 + sdot::compat::fabs(own));
-    for (int k = 0; k < cell.size; ++k) {
+    for (int step = 0, k = first; step < cell.size; ++step, k = k + 1 < cell.size ? k + 1 : 0) {
       double const vx = cell.x(k), vy = cell.y(k);
       // The vertex's place in the grid is rounded to the precision of its absolute coordinates
       // (so are the nodes' places): by up to `dx`, `dy`, which far from the origin (at 1e9
@@ -253,6 +261,17 @@ std::vector<double> rank_envelope(ExecutionSpace const& space, EnvelopeGrid cons
       values);
   space.fence();
   out[nodes] = scale;
+  return out;
+}
+
+/// The envelope of two ranks, or groups of ranks, together (in rank_envelope()'s layout: the
+/// node values, then the scale): the largest of their values at each node, the larger scale.
+/// The maximum of two convex functions is convex, so the test stays exact; +∞ stays +∞.
+inline std::vector<double> envelope_of_union(std::vector<double> const& a,
+                                             std::vector<double> const& b) {
+  std::vector<double> out(a.size());
+  for (std::size_t k = 0; k < a.size(); ++k)
+    out[k] = std::max(a[k], b[k]);
   return out;
 }
 

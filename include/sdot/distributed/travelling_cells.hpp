@@ -387,8 +387,9 @@ struct TravelStep {
   /// 1 ≤ k < 2^(levels+1)) at q · 2^(levels+1) + k.
   Kokkos::View<TreeNode const*, MemorySpace> rank_top_nodes;
   int rank_top_levels = 0; ///< levels below the root in rank_top_nodes
-  /// Every rank's lower envelope of power on a grid, where the boxes' first-round cells gave
-  /// it (inactive otherwise): tested before rank_top_nodes.
+  /// The lower envelope of power of every node of rank_tree (a rank, or the ranks of a
+  /// subtree together: envelope k is node k's) on a grid, where the boxes' first-round cells
+  /// gave them (inactive otherwise): tested before rank_top_nodes.
   RankEnvelopes<MemorySpace> envelopes;
   /// PowerDiagramOptions::abandon_below: every polygon of a cell holds the final cell, so one
   /// of less area, at any round, means a final cell below the threshold.
@@ -474,17 +475,21 @@ struct TravelStep {
       int sp = 0;
       stack[sp++] = up.left == child ? up.right : up.left;
       while (sp > 0) {
-        RankTreeNode const& node = rank_tree(stack[--sp]);
+        int const k = stack[--sp];
+        RankTreeNode const& node = rank_tree(k);
         double const d2 = box_distance2(node.box, seed.x, seed.y);
         if (d2 > beyond || !node_may_cut(d2, seed.w, node.box.wmax, cell.max_radius2))
           continue;
         if (node.rank >= 0) {
-          if (node.rank != visited && envelopes.may_cut(cell, seed, node.rank) &&
+          if (node.rank != visited && envelopes.may_cut(cell, seed, k) &&
               rank_may_cut(cell, seed, node.rank) && !f(node.rank, d2))
             return;
           continue;
         }
-        if (!box_may_cut_vertices(cell, seed, node.box))
+        // The envelope of the subtree's ranks together rules them all out at once (tested
+        // from the vertex nearest to the subtree, where a rank that may cut shows first).
+        if (!box_may_cut_vertices(cell, seed, node.box) ||
+            !envelopes.may_cut(cell, seed, k, vertex_nearest(cell, seed, node.box)))
           continue;
         double const dl = box_distance2(rank_tree(node.left).box, seed.x, seed.y);
         double const dr = box_distance2(rank_tree(node.right).box, seed.x, seed.y);
@@ -493,6 +498,21 @@ struct TravelStep {
         stack[sp++] = left_first ? node.left : node.right;
       }
     }
+  }
+
+  /// The vertex of the cell nearest to the centre of `box`: where the seeds of the box are
+  /// likeliest to cut it.
+  KOKKOS_INLINE_FUNCTION static int vertex_nearest(Polygon const& cell, CellSeed const& seed,
+                                                   TreeNode const& box) {
+    double const cx = (box.xmin + box.xmax) / 2 - seed.x, cy = (box.ymin + box.ymax) / 2 - seed.y;
+    int nearest = 0;
+    double least = sdot::compat::infinity<double>();
+    for (int k = 0; k < cell.size; ++k) {
+      double const dx = cell.x(k) - cx, dy = cell.y(k) - cy, d2 = dx * dx + dy * dy;
+      nearest = d2 < least ? k : nearest;
+      least = d2 < least ? d2 : least;
+    }
+    return nearest;
   }
 
   /// Whether a seed of rank q may cut the cell: the top levels of q's tree walked depth first
@@ -1113,19 +1133,20 @@ public:
       top_local.insert(top_local.end(), top.begin(), top.end());
     }
     auto all_boxes = ranks_.allgather(boxes_local);
-    std::vector<RankTreeNode> rank_tree;
-    build_rank_tree(all_boxes, 0, ranks_.size(), rank_tree);
-    rank_tree_ = to_device("sdot::travel::rank_tree", rank_tree);
+    rank_tree_nodes_.clear();
+    build_rank_tree(all_boxes, 0, ranks_.size(), rank_tree_nodes_);
+    rank_tree_ = to_device("sdot::travel::rank_tree", rank_tree_nodes_);
     std::vector<int> leaves(ranks_.size());
-    for (std::size_t k = 0; k < rank_tree.size(); ++k)
-      if (rank_tree[k].rank >= 0)
-        leaves[rank_tree[k].rank] = static_cast<int>(k);
+    for (std::size_t k = 0; k < rank_tree_nodes_.size(); ++k)
+      if (rank_tree_nodes_[k].rank >= 0)
+        leaves[rank_tree_nodes_[k].rank] = static_cast<int>(k);
     rank_leaves_ = to_device("sdot::travel::rank_leaves", leaves);
     rank_top_nodes_ = to_device("sdot::travel::rank_top_nodes", ranks_.allgather(top_local));
   }
 
   /// Every rank's envelope (rank_envelopes.hpp) on envelope_grid_ from the boxes' first-round
-  /// cells, on every process; none where no process has such cells (collective).
+  /// cells, and each subtree's of the tree over the ranks' boxes (its ranks' together), by
+  /// node of rank_tree_, on every process; none where no process has such cells (collective).
   void build_rank_envelopes() {
     EnvelopeGrid const& grid = envelope_grid_;
     if (grid.side == 0 ||
@@ -1141,11 +1162,27 @@ public:
       mine.insert(mine.end(), e.begin(), e.end());
     }
     auto const all = ranks_.allgather(mine);
-    std::vector<double> values(std::size_t(ranks_.size()) * nodes), scale(ranks_.size());
-    for (int q = 0; q < ranks_.size(); ++q) {
-      auto const from = all.begin() + std::ptrdiff_t(q) * (nodes + 1);
-      std::copy(from, from + nodes, values.begin() + std::ptrdiff_t(q) * nodes);
-      scale[q] = from[nodes];
+    // Children before parents: a leaf's is its rank's, a subtree's the union of its children's
+    // (a rank without seeds cuts nothing and adds nothing).
+    int const tree_nodes = static_cast<int>(rank_tree_nodes_.size());
+    std::vector<std::vector<double>> of_node(tree_nodes);
+    for (int k = 0; k < tree_nodes; ++k) {
+      RankTreeNode const& node = rank_tree_nodes_[k];
+      if (node.rank >= 0) {
+        auto const from = all.begin() + std::ptrdiff_t(node.rank) * (nodes + 1);
+        of_node[k].assign(from, from + nodes + 1);
+      } else if (rank_tree_nodes_[node.left].box.empty())
+        of_node[k] = of_node[node.right];
+      else if (rank_tree_nodes_[node.right].box.empty())
+        of_node[k] = of_node[node.left];
+      else
+        of_node[k] = envelope_of_union(of_node[node.left], of_node[node.right]);
+    }
+    std::vector<double> values(std::size_t(tree_nodes) * nodes), scale(tree_nodes);
+    for (int k = 0; k < tree_nodes; ++k) {
+      std::copy(of_node[k].begin(), of_node[k].begin() + nodes,
+                values.begin() + std::ptrdiff_t(k) * nodes);
+      scale[k] = of_node[k][nodes];
     }
     envelopes_.grid = grid;
     envelopes_.values = to_device("sdot::travel::envelopes", values);
@@ -1908,6 +1945,7 @@ private:
   int kept_vertices_per_seed_;
   Forest<memory_space> forest_;
   Kokkos::View<RankTreeNode*, memory_space> rank_tree_;
+  std::vector<RankTreeNode> rank_tree_nodes_;            ///< rank_tree_ on the host
   Kokkos::View<int*, memory_space> rank_leaves_;         ///< each rank's node in rank_tree_
   Kokkos::View<TreeNode*, memory_space> rank_top_nodes_; ///< see TravelStep::rank_top_nodes
   RankEnvelopes<memory_space> envelopes_;                ///< see TravelStep::envelopes
