@@ -872,16 +872,21 @@ double envelope_against_brute_force(Cloud const& c, std::vector<sdot::HalfSpace>
   using Space = Kokkos::DefaultHostExecutionSpace;
   using Memory = Space::memory_space;
   Space const space;
-  std::vector<int> order(c.x.size());
-  std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return c.x[a][0] < c.x[b][0]; });
-  int const half = static_cast<int>(order.size()) / 2;
-  Cloud p, q;
-  for (int k = 0; k < static_cast<int>(order.size()); ++k) {
-    Cloud& to = k < half ? p : q;
-    to.x.push_back(c.x[order[k]]);
-    to.w.push_back(c.w[order[k]]);
-  }
+  // The seeds of `r` split at the median of coordinate `axis` (ties by their order in r).
+  auto const halves = [](Cloud const& r, int axis) {
+    std::vector<int> order(r.x.size());
+    std::iota(order.begin(), order.end(), 0);
+    std::stable_sort(order.begin(), order.end(),
+                     [&](int a, int b) { return r.x[a][axis] < r.x[b][axis]; });
+    std::pair<Cloud, Cloud> out;
+    for (std::size_t k = 0; k < order.size(); ++k) {
+      Cloud& to = k < order.size() / 2 ? out.first : out.second;
+      to.x.push_back(r.x[order[k]]);
+      to.w.push_back(r.w[order[k]]);
+    }
+    return out;
+  };
+  auto const [p, q] = halves(c, 0);
   auto const cells_of = [&](Cloud const& r) {
     sdot::PowerDiagram<Space> pd(space, positions_view<Memory>(r), weights_view<Memory>(r), hs);
     return pd.cell_polygons();
@@ -931,15 +936,7 @@ double envelope_against_brute_force(Cloud const& c, std::vector<sdot::HalfSpace>
   if (groups == 1)
     values = envelope_of(q);
   else {
-    std::vector<int> by_y(q.x.size());
-    std::iota(by_y.begin(), by_y.end(), 0);
-    std::stable_sort(by_y.begin(), by_y.end(), [&](int a, int b) { return q.x[a][1] < q.x[b][1]; });
-    Cloud low, high;
-    for (std::size_t k = 0; k < by_y.size(); ++k) {
-      Cloud& to = k < by_y.size() / 2 ? low : high;
-      to.x.push_back(q.x[by_y[k]]);
-      to.w.push_back(q.w[by_y[k]]);
-    }
+    auto const [low, high] = halves(q, 1);
     auto const of_low = envelope_of(low), of_high = envelope_of(high);
     values = sdot::detail::envelope_of_union(of_low, of_high);
     for (int k = 0; k <= nodes; ++k)
