@@ -489,7 +489,8 @@ struct TravelStep {
         // The envelope of the subtree's ranks together rules them all out at once (tested
         // from the vertex nearest to the subtree, where a rank that may cut shows first).
         if (!box_may_cut_vertices(cell, seed, node.box) ||
-            !envelopes.may_cut(cell, seed, k, vertex_nearest(cell, seed, node.box)))
+            (envelopes.active() &&
+             !envelopes.may_cut(cell, seed, k, vertex_nearest(cell, seed, node.box))))
           continue;
         double const dl = box_distance2(rank_tree(node.left).box, seed.x, seed.y);
         double const dr = box_distance2(rank_tree(node.right).box, seed.x, seed.y);
