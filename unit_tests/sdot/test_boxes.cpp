@@ -938,7 +938,8 @@ double envelope_against_brute_force(Cloud const& c, std::vector<sdot::HalfSpace>
   else {
     auto const [low, high] = halves(q, 1);
     auto const of_low = envelope_of(low), of_high = envelope_of(high);
-    values = sdot::detail::envelope_of_union(of_low, of_high);
+    values.resize(of_low.size());
+    sdot::detail::envelope_of_union(of_low.data(), of_high.data(), of_low.size(), values.data());
     for (int k = 0; k <= nodes; ++k)
       EXPECT_EQ(values[k], std::max(of_low[k], of_high[k])) << "node " << k;
   }

@@ -264,15 +264,12 @@ std::vector<double> rank_envelope(ExecutionSpace const& space, EnvelopeGrid cons
   return out;
 }
 
-/// The envelope of two ranks, or groups of ranks, together (in rank_envelope()'s layout: the
-/// node values, then the scale): the largest of their values at each node, the larger scale.
-/// The maximum of two convex functions is convex, so the test stays exact; +∞ stays +∞.
-inline std::vector<double> envelope_of_union(std::vector<double> const& a,
-                                             std::vector<double> const& b) {
-  std::vector<double> out(a.size());
-  for (std::size_t k = 0; k < a.size(); ++k)
+/// The envelope of two ranks, or groups of ranks, together: out[k] = the larger of a[k] and
+/// b[k], k < count (node values, or scales). The maximum of two convex functions is convex, so
+/// the test stays exact; +∞ stays +∞. `out` may be `a` or `b`.
+inline void envelope_of_union(double const* a, double const* b, std::size_t count, double* out) {
+  for (std::size_t k = 0; k < count; ++k)
     out[k] = std::max(a[k], b[k]);
-  return out;
 }
 
 } // namespace sdot::detail

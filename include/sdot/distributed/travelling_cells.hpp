@@ -1164,26 +1164,29 @@ public:
     }
     auto const all = ranks_.allgather(mine);
     // Children before parents: a leaf's is its rank's, a subtree's the union of its children's
-    // (a rank without seeds cuts nothing and adds nothing).
+    // (a rank without seeds cuts nothing and adds nothing). Each row built in place.
     int const tree_nodes = static_cast<int>(rank_tree_nodes_.size());
-    std::vector<std::vector<double>> of_node(tree_nodes);
+    std::vector<double> values(std::size_t(tree_nodes) * nodes), scale(tree_nodes);
+    auto const row = [&](int k) { return values.data() + std::ptrdiff_t(k) * nodes; };
     for (int k = 0; k < tree_nodes; ++k) {
       RankTreeNode const& node = rank_tree_nodes_[k];
       if (node.rank >= 0) {
-        auto const from = all.begin() + std::ptrdiff_t(node.rank) * (nodes + 1);
-        of_node[k].assign(from, from + nodes + 1);
-      } else if (rank_tree_nodes_[node.left].box.empty())
-        of_node[k] = of_node[node.right];
-      else if (rank_tree_nodes_[node.right].box.empty())
-        of_node[k] = of_node[node.left];
-      else
-        of_node[k] = envelope_of_union(of_node[node.left], of_node[node.right]);
-    }
-    std::vector<double> values(std::size_t(tree_nodes) * nodes), scale(tree_nodes);
-    for (int k = 0; k < tree_nodes; ++k) {
-      std::copy(of_node[k].begin(), of_node[k].begin() + nodes,
-                values.begin() + std::ptrdiff_t(k) * nodes);
-      scale[k] = of_node[k][nodes];
+        double const* rank_values = all.data() + std::ptrdiff_t(node.rank) * (nodes + 1);
+        std::copy(rank_values, rank_values + nodes, row(k));
+        scale[k] = rank_values[nodes];
+        continue;
+      }
+      // A child without seeds: the other one's, copied.
+      int const from = rank_tree_nodes_[node.left].box.empty()    ? node.right
+                       : rank_tree_nodes_[node.right].box.empty() ? node.left
+                                                                  : -1;
+      if (from >= 0) {
+        std::copy(row(from), row(from) + nodes, row(k));
+        scale[k] = scale[from];
+        continue;
+      }
+      envelope_of_union(row(node.left), row(node.right), std::size_t(nodes), row(k));
+      envelope_of_union(&scale[node.left], &scale[node.right], 1, &scale[k]);
     }
     envelopes_.grid = grid;
     envelopes_.values = to_device("sdot::travel::envelopes", values);
