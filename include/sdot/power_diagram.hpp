@@ -339,6 +339,7 @@ public:
     tree_ = {};
     tree_built_ = false;
     weight_bounds_stale_ = false;
+    finest_quad_sums_ = {};
     travelling_.reset(); // several boxes: their bisection depends on the positions
     replace_weights(weights);
   }
@@ -438,8 +439,9 @@ private:
   void update_weight_bounds() {
     if (!weight_bounds_stale_)
       return;
-    detail::compute_weight_bounds(space_, tree_);
+    detail::compute_weight_bounds(space_, tree_, finest_quad_sums_);
     weight_bounds_stale_ = false;
+    finest_quad_sums_ = {};
   }
 
   /// This process's rows per local rank (the whole block on local rank 0).
@@ -529,9 +531,12 @@ private:
   bool computed_ = false;
   bool tree_built_ = false;    ///< tree_ holds the index of these positions (one box)
   bool reweight_tree_ = false; ///< the weights changed since tree_ was built
-  /// tree_ holds the current weights, but its bounds are of earlier ones (a warm start's
-  /// recomputation that sent no cell to the search, or was abandoned before one)
+  /// tree_ holds the current weights, but its bounds are of earlier ones or none (a
+  /// computation that sent no cell to the search, or was abandoned before one)
   bool weight_bounds_stale_ = false;
+  /// While the bounds are stale: the finest quads' sums for the current weights, when their
+  /// bounds are computed (detail::compute_finest_quad_bounds()), else empty.
+  Kokkos::View<detail::QuadSums*, memory_space> finest_quad_sums_;
 };
 
 // ---- the computation (out of the class: compiled once in the library for the default
@@ -676,10 +681,11 @@ void PowerDiagram<ExecutionSpace, Input>::compute_one_box() {
   statistics_.index_kept = tree_built_;
   // A new index, new weights in the index built, or (a recomputation) the index as it is.
   if (!tree_built_) {
-    tree_ = detail::build_seed_tree(space_, ConstPoints<memory_space>(positions_),
-                                    Kokkos::View<double const*, memory_space>(weights_),
-                                    options_.leaf_size);
-    weight_bounds_stale_ = false;
+    tree_ = detail::build_seed_tree_without_bounds(
+        space_, ConstPoints<memory_space>(positions_),
+        Kokkos::View<double const*, memory_space>(weights_), options_.leaf_size);
+    weight_bounds_stale_ = true;
+    finest_quad_sums_ = detail::compute_finest_quad_bounds(space_, tree_);
     // set_positions(): the last neighbours in the new index's slots, where the weights move
     // the cells away from their seeds; otherwise the search is faster than the certification.
     if (!moved_neighbours_.empty() &&
@@ -691,13 +697,14 @@ void PowerDiagram<ExecutionSpace, Input>::compute_one_box() {
   if (tree_built_ && reweight_tree_) {
     detail::set_seed_weights(space_, tree_, Kokkos::View<double const*, memory_space>(weights_));
     weight_bounds_stale_ = true;
+    finest_quad_sums_ = {};
   }
+  // The weights' bounds are computed only if a cell goes to the search, which alone reads
+  // them; coarse_to_fine's choice reads the finest quads', computed here for new weights.
+  if (tree_built_ && reweight_tree_ && (!options_.warm_start || neighbours_.empty()))
+    finest_quad_sums_ = detail::compute_finest_quad_bounds(space_, tree_);
   tree_built_ = true;
   reweight_tree_ = false;
-  // A warm start computes the new weights' bounds only if a cell goes to the search; the
-  // search and coarse_to_fine's choice read them.
-  if (!options_.warm_start || neighbours_.empty())
-    update_weight_bounds();
   space_.fence();
   phases.end("tree");
   outputs_ = detail::allocate_cell_outputs(space_, n, "sdot::");

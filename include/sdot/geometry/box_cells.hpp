@@ -50,9 +50,10 @@ struct BoxCellsReport {
 /// certification does not hold, by the search (or not at all, without
 /// `search_uncertified`: `kept` is then empty). `neighbours` then holds the graph of this
 /// computation (`warm_start`; an empty one when no polygon was kept); a computation given up
-/// (`abandon`) leaves it as it was. `weight_bounds` is called before anything reads the index's
-/// weight bounds (the search, coarse_to_fine's choice): an index whose bounds are stale computes
-/// them then.
+/// (`abandon`) leaves it as it was. `weight_bounds` is called before the search reads the
+/// index's weight bounds: an index whose bounds are stale computes them then. coarse_to_fine's
+/// choice reads only the finest quads' bounds, which the index must have
+/// (compute_finest_quad_bounds()).
 template <class ExecutionSpace, class MemorySpace>
 BoxCellsReport build_one_box_cells(
     ExecutionSpace const& space, SeedTree<MemorySpace> const& tree,
@@ -63,8 +64,6 @@ BoxCellsReport build_one_box_cells(
     std::function<void()> const& weight_bounds) {
   int const capacity = options.vertex_capacity;
   bool const warm = options.warm_start && !neighbours.empty();
-  if (!warm)
-    weight_bounds();
   BoxCellsReport report;
   std::optional<WarmReport> certified;
   if (warm) {
@@ -78,7 +77,7 @@ BoxCellsReport build_one_box_cells(
                      options.coarse.coarsest, options.domain_area, options.domain_length);
     certified = build_cells_from_coarse_cells(space, tree, domain_vertices, domain_labels, capacity,
                                               out, kept, coarse, slot_of, options.domain_area,
-                                              options.domain_length, abandon);
+                                              options.domain_length, abandon, {}, weight_bounds);
     report.coarse_levels = coarse.levels;
   }
   if (certified) {

@@ -513,7 +513,8 @@ KOKKOS_INLINE_FUNCTION bool predicted_far(SeedTree<MemorySpace> const& tree, int
 }
 
 /// The seeds of `tree` whose cells predicted_far() puts more than a grid step away (0 for a
-/// tree without grids). Needs the tree's weight bounds.
+/// tree without grids). Needs the bounds of the finest quads (compute_finest_quad_bounds(), or
+/// all the weight bounds).
 template <class ExecutionSpace, class MemorySpace>
 int cells_predicted_far(ExecutionSpace const& space, SeedTree<MemorySpace> const& tree) {
   if (tree.blocks.extent(0) == 0)

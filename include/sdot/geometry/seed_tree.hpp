@@ -871,6 +871,9 @@ struct QuadSums {
   int known; ///< the sums were computed (from the seeds or from the quads below)
 };
 
+/// The levels of the quads that compute_quad_bounds() computes.
+enum class QuadLevels { all, finest_only, above_finest };
+
 /// The bounds of the quads of `tree` (laid out), level by level from the finest (2 × 2 grid
 /// cells): each quad's box and least weight from the quads below, its trend fitted to all its
 /// seeds (exact at every level: bounds drawn from the quads below lose at every level, and the
@@ -880,9 +883,13 @@ struct QuadSums {
 /// (SeedTree::quad_solvers, computed from the quad's seeds the first time it has a trend: a
 /// function of its seeds' places alone, so that an index given new weights has the bounds of a
 /// new index, bit for bit), so that a quad with a trend reads its seeds once (smin), and a flat
-/// one not at all.
+/// one not at all. `finest`: the finest level's sums, which `levels` (QuadLevels) writes
+/// (finest_only: allocated here) or reads (above_finest: that level's bounds already in the
+/// tree, for the same weights).
 template <class ExecutionSpace, class MemorySpace>
-void compute_quad_bounds(ExecutionSpace const& space, SeedTree<MemorySpace> const& tree) {
+void compute_quad_bounds(ExecutionSpace const& space, SeedTree<MemorySpace> const& tree,
+                         QuadLevels levels_wanted = QuadLevels::all,
+                         Kokkos::View<QuadSums*, MemorySpace>* finest = nullptr) {
   using Policy = Kokkos::RangePolicy<ExecutionSpace>;
   int const nb_blocks = static_cast<int>(tree.blocks.extent(0));
   if (nb_blocks == 0)
@@ -893,11 +900,18 @@ void compute_quad_bounds(ExecutionSpace const& space, SeedTree<MemorySpace> cons
   auto const t = tree;
   // The finest level has the most quads.
   int const most = quad_first_host(nb_blocks) - quad_first_host(0);
-  Kokkos::View<QuadSums*, MemorySpace> below(
-      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::tree::quad_sums"), most);
-  Kokkos::View<QuadSums*, MemorySpace> here(
-      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::tree::quad_sums"), most);
-  for (int l = 0; l < levels; ++l) {
+  auto const sums_view = [&] {
+    return Kokkos::View<QuadSums*, MemorySpace>(
+        Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::tree::quad_sums"), most);
+  };
+  bool const finest_only = levels_wanted == QuadLevels::finest_only;
+  bool const above_finest = levels_wanted == QuadLevels::above_finest;
+  if (finest_only)
+    *finest = sums_view();
+  // The level below's sums, and this level's (each at least the finest level's size).
+  auto below = above_finest ? *finest : sums_view();
+  auto here = finest_only ? *finest : sums_view();
+  for (int l = above_finest ? 1 : 0; l < (finest_only ? 1 : levels); ++l) {
     int const begin = quad_first_host(l * nb_blocks);
     int const end = quad_first_host((l + 1) * nb_blocks);
     int const begin_below = l > 0 ? quad_first_host((l - 1) * nb_blocks) : 0;
@@ -978,11 +992,27 @@ void compute_quad_bounds(ExecutionSpace const& space, SeedTree<MemorySpace> cons
   }
 }
 
+/// The bounds of the finest level of the blocks' quads alone (compute_quad_bounds()): what
+/// cells_predicted_far() reads, where the rest of the bounds would be read only by the search.
+/// Returns that level's sums, from which compute_weight_bounds() computes the rest for the same
+/// weights (the same bits as all at once).
+template <class ExecutionSpace, class MemorySpace>
+Kokkos::View<QuadSums*, MemorySpace> compute_finest_quad_bounds(ExecutionSpace const& space,
+                                                                SeedTree<MemorySpace>& tree) {
+  Kokkos::View<QuadSums*, MemorySpace> finest;
+  if (tree.blocks.extent(0) > 0 && tree.quad_first.extent(0) == 0)
+    lay_out_quads(space, tree);
+  compute_quad_bounds(space, tree, QuadLevels::finest_only, &finest);
+  return finest;
+}
+
 /// The parts of `tree` that depend on the weights: the largest weight of each row span and the
 /// nodes (boxes and largest weights), from the seeds in tree order. Allocates them the first
-/// time.
+/// time. `finest_quads`: the sums of compute_finest_quad_bounds() for the current weights, whose
+/// level it does not compute again (empty: every level).
 template <class ExecutionSpace, class MemorySpace>
-void compute_weight_bounds(ExecutionSpace const& space, SeedTree<MemorySpace>& tree) {
+void compute_weight_bounds(ExecutionSpace const& space, SeedTree<MemorySpace>& tree,
+                           Kokkos::View<QuadSums*, MemorySpace> finest_quads = {}) {
   using Policy = Kokkos::RangePolicy<ExecutionSpace>;
   int const nb_blocks = static_cast<int>(tree.blocks.extent(0));
   auto const blocks = tree.blocks;
@@ -1017,7 +1047,10 @@ void compute_weight_bounds(ExecutionSpace const& space, SeedTree<MemorySpace>& t
   // it, where the tree's nodes inside a block are runs of grid rows).
   if (nb_blocks > 0 && tree.quad_first.extent(0) == 0)
     lay_out_quads(space, tree);
-  compute_quad_bounds(space, tree);
+  if (finest_quads.extent(0) > 0)
+    compute_quad_bounds(space, tree, QuadLevels::above_finest, &finest_quads);
+  else
+    compute_quad_bounds(space, tree);
 
   // Leaves from their seeds, then each level from the one below.
   int const depth = tree.depth;
