@@ -23,7 +23,8 @@ namespace sdot::detail {
 
 /// Vertices of a slot. Cells have about 6 and seldom more than 12 (none of the 1e5 cells of a
 /// clustered cloud at its transport weights); a cell with more has no slot and is built apart.
-/// Each vertex of capacity is 20 bytes per seed, most of a first computation's new pages.
+/// Each vertex of capacity is 20 bytes per seed: the slots are the largest part of what a first
+/// computation allocates.
 inline constexpr int kept_slot_capacity = 12;
 
 /// The polygons of a measures pass, in fixed slots. The vertices are relative to the cell's

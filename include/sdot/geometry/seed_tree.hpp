@@ -883,7 +883,7 @@ enum class QuadLevels { all, finest_only, above_finest };
 /// (SeedTree::quad_solvers, computed from the quad's seeds the first time it has a trend: a
 /// function of its seeds' places alone, so that an index given new weights has the bounds of a
 /// new index, bit for bit), so that a quad with a trend reads its seeds once (smin), and a flat
-/// one not at all. `finest`: the finest level's sums, which `levels` (QuadLevels) writes
+/// one not at all. `finest`: the finest level's sums, which `levels_wanted` writes
 /// (finest_only: allocated here) or reads (above_finest: that level's bounds already in the
 /// tree, for the same weights).
 template <class ExecutionSpace, class MemorySpace>
