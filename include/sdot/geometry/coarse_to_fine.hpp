@@ -459,7 +459,9 @@ struct CoarseCellsStep {
       if (p >= nb_owners)
         clip_by_place_seed(q);
       int const slot = coarse.slot_of(q);
-      int const size = coarse.kept.counts(slot);
+      // A coarser cell without a slot (more vertices than a slot holds: count −1) gives its
+      // coarser seed alone.
+      int const size = sdot::compat::max(coarse.kept.counts(slot), 0);
       // The vertices visited from an earlier place already (bit k: vertex k, between the edges
       // k − 1 and k): those with an edge whose other seed is an earlier place (bit e of
       // `earlier`: edge e).
