@@ -694,15 +694,15 @@ void PowerDiagram<ExecutionSpace, Input>::compute_one_box() {
           detail::renumbered_graph(space_, moved_neighbours_, n, tree_.index, tree_slot_of_index());
     moved_neighbours_ = {};
   }
+  // The weights' bounds are computed only if a cell goes to the search, which alone reads
+  // them; coarse_to_fine's choice (no warm start) reads the finest quads', computed here.
   if (tree_built_ && reweight_tree_) {
     detail::set_seed_weights(space_, tree_, Kokkos::View<double const*, memory_space>(weights_));
     weight_bounds_stale_ = true;
-    finest_quad_sums_ = {};
+    finest_quad_sums_ = !options_.warm_start || neighbours_.empty()
+                            ? detail::compute_finest_quad_bounds(space_, tree_)
+                            : Kokkos::View<detail::QuadSums*, memory_space>();
   }
-  // The weights' bounds are computed only if a cell goes to the search, which alone reads
-  // them; coarse_to_fine's choice reads the finest quads', computed here for new weights.
-  if (tree_built_ && reweight_tree_ && (!options_.warm_start || neighbours_.empty()))
-    finest_quad_sums_ = detail::compute_finest_quad_bounds(space_, tree_);
   tree_built_ = true;
   reweight_tree_ = false;
   space_.fence();

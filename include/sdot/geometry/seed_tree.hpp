@@ -821,11 +821,14 @@ KOKKOS_INLINE_FUNCTION int last_at_most(int count, int value, First const& first
 }
 
 /// The quads' layout of `tree` (its blocks set): each block's number of levels, and the first
-/// quad of each level of each block (SeedTree::quad_first). Allocates the quads.
+/// quad of each level of each block (SeedTree::quad_first). Allocates the quads, once per index
+/// (nothing for a tree without blocks, or already laid out).
 template <class ExecutionSpace, class MemorySpace>
 void lay_out_quads(ExecutionSpace const& space, SeedTree<MemorySpace>& tree) {
   using Policy = Kokkos::RangePolicy<ExecutionSpace>;
   int const nb_blocks = static_cast<int>(tree.blocks.extent(0));
+  if (nb_blocks == 0 || tree.quad_first.extent(0) > 0)
+    return;
   auto const blocks = tree.blocks;
   int levels = 0;
   Kokkos::parallel_reduce(
@@ -1000,8 +1003,7 @@ template <class ExecutionSpace, class MemorySpace>
 Kokkos::View<QuadSums*, MemorySpace> compute_finest_quad_bounds(ExecutionSpace const& space,
                                                                 SeedTree<MemorySpace>& tree) {
   Kokkos::View<QuadSums*, MemorySpace> finest;
-  if (tree.blocks.extent(0) > 0 && tree.quad_first.extent(0) == 0)
-    lay_out_quads(space, tree);
+  lay_out_quads(space, tree);
   compute_quad_bounds(space, tree, QuadLevels::finest_only, &finest);
   return finest;
 }
@@ -1045,8 +1047,7 @@ void compute_weight_bounds(ExecutionSpace const& space, SeedTree<MemorySpace>& t
 
   // The blocks' quads first: a block's node takes the bound of its top quad (squares below
   // it, where the tree's nodes inside a block are runs of grid rows).
-  if (nb_blocks > 0 && tree.quad_first.extent(0) == 0)
-    lay_out_quads(space, tree);
+  lay_out_quads(space, tree);
   if (finest_quads.extent(0) > 0)
     compute_quad_bounds(space, tree, QuadLevels::above_finest, &finest_quads);
   else
