@@ -12,9 +12,11 @@
 //
 // E_q at a node inside the domain is L_j of the seed j whose cell of rank q's own diagram (the
 // domain cut by q's seeds alone: the boxes' first-round cells) holds the node: each first-round
-// cell gives its L_j to the nodes of its bounding box, which keep the largest. A node outside
-// the domain, or any node of a rank whose first-round cells are not all known, stays +∞: its
-// triangles rule nothing out.
+// cell gives its L_j to the nodes of its bounding box, which keep the largest. A cell whose
+// polygon is not known (more vertices than its slot holds) gives its L_j to every node: a node
+// keeps the largest L_j it is given, and none exceeds E_q there, so the values are E_q all the
+// same. A node outside the domain, or any node of a rank with more than
+// max_unknown_envelope_cells such cells, stays +∞: its triangles rule nothing out.
 //
 // A group of ranks has an envelope too: E_S = max over the group's ranks of E_q is convex, and
 // its values at the nodes are the largest of theirs (envelope_of_union()). One test then rules
@@ -22,6 +24,7 @@
 // test each subtree's envelope before its ranks'.
 
 #include <sdot/base/kokkos_compat.hpp>
+#include <sdot/base/scan.hpp>
 #include <sdot/geometry/cell_kernel.hpp>
 #include <sdot/geometry/kept_polygons.hpp>
 #include <sdot/geometry/polygon.hpp>
@@ -54,6 +57,9 @@ struct EnvelopeGrid {
 /// The grid nodes of all the ranks together, at most: every process holds every rank's
 /// envelope and those of the groups of ranks above them (2 MB).
 constexpr std::int64_t max_envelope_nodes = std::int64_t(1) << 17;
+/// A rank's first-round cells without a known polygon that its envelope takes, each at every
+/// node (beyond: the envelope rules nothing out).
+constexpr int max_unknown_envelope_cells = 256;
 
 /// The grid for `ranks` ranks and `seeds` seeds over a domain of bounding box [x0, x1] ×
 /// [y0, y1]: about one node per 2 seeds of a rank (256 at least), max_envelope_nodes in all;
@@ -156,8 +162,9 @@ struct RankEnvelopes {
 
 /// A rank's envelope (its grid.nodes() values, then its scale) from its first-round cells:
 /// the cell of seeds(i) in slot first + i of `cells` (vertices relative to the seed; a
-/// count of −1: not known), i < count. Nodes outside the domain (`domain_vertices`, a convex
-/// polygon), and every node when a cell is not known, are +∞.
+/// count of −1: not known, its L_j then given to every node), i < count. Nodes outside the
+/// domain (`domain_vertices`, a convex polygon), and every node when more than
+/// max_unknown_envelope_cells cells are not known, are +∞.
 template <class ExecutionSpace, class MemorySpace>
 std::vector<double> rank_envelope(ExecutionSpace const& space, EnvelopeGrid const& grid,
                                   Kokkos::View<Seed*, MemorySpace> seeds,
@@ -170,15 +177,21 @@ std::vector<double> rank_envelope(ExecutionSpace const& space, EnvelopeGrid cons
   out[nodes] = 0;
   if (count == 0 || cells.capacity == 0)
     return out;
-  int unknown = 0;
-  Kokkos::parallel_reduce(
-      "sdot::travel::envelope_unknown", Policy(space, 0, count),
-      KOKKOS_LAMBDA(int i, int& u) { u += cells.counts(first + i) < 0; }, unknown);
-  if (unknown > 0)
+  auto const unknown = items_where(
+      space, "sdot::travel::envelope_unknown", count,
+      KOKKOS_LAMBDA(int i) { return cells.counts(first + i) < 0; });
+  int const nb_unknown = static_cast<int>(unknown.extent(0));
+  if (nb_unknown > max_unknown_envelope_cells)
     return out;
   Kokkos::View<double*, MemorySpace> values(
       Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "sdot::travel::envelope"), nodes);
   Kokkos::deep_copy(space, values, -inf);
+  // L_j of seed s at node (a, b).
+  auto const node_value = KOKKOS_LAMBDA(Seed const& s, int a, int b) {
+    double const sx = s.x - grid.cx, sy = s.y - grid.cy;
+    double const ux = grid.node_x(a) - grid.cx, uy = grid.node_y(b) - grid.cy;
+    return 2 * (ux * sx + uy * sy) + (s.w - (sx * sx + sy * sy));
+  };
   std::size_t const capacity = std::size_t(cells.capacity);
   // Each cell's bounding box, widened for rounding (the cells cover the domain up to it): the
   // cells' vertices are rounded to the precision of their absolute coordinates, a part of the
@@ -220,14 +233,18 @@ std::vector<double> rank_envelope(ExecutionSpace const& space, EnvelopeGrid cons
         int const a1 = last_node(xmax + margin, grid.x0, grid.hx);
         int const b0 = first_node(ymin - margin, grid.y0, grid.hy);
         int const b1 = last_node(ymax + margin, grid.y0, grid.hy);
-        double const sx = s.x - grid.cx, sy = s.y - grid.cy;
-        double const base = s.w - (sx * sx + sy * sy);
         for (int a = a0; a <= a1; ++a)
-          for (int b = b0; b <= b1; ++b) {
-            double const ux = grid.node_x(a) - grid.cx, uy = grid.node_y(b) - grid.cy;
-            sdot::compat::atomic_max(&values(a * stride + b), 2 * (ux * sx + uy * sy) + base);
-          }
+          for (int b = b0; b <= b1; ++b)
+            sdot::compat::atomic_max(&values(a * stride + b), node_value(s, a, b));
       });
+  if (nb_unknown > 0)
+    Kokkos::parallel_for(
+        "sdot::travel::envelope_unknown_cells", Policy(space, 0, nodes), KOKKOS_LAMBDA(int p) {
+          double value = values(p);
+          for (int u = 0; u < nb_unknown; ++u)
+            value = sdot::compat::max(value, node_value(seeds(unknown(u)), p / stride, p % stride));
+          values(p) = value;
+        });
   // Nodes outside the domain, or that no cell reached: +∞.
   int const domain_size = static_cast<int>(domain_vertices.extent(0));
   Kokkos::parallel_for(
