@@ -1101,7 +1101,10 @@ public:
       box_cells_ = local == 1 ? kept[0] : SlotPolygons<memory_space>{};
       return;
     }
-    box_cells_ = allocate_slot_polygons(space_, local_seeds(), capacity);
+    if (box_cells_storage_.capacity != capacity ||
+        box_cells_storage_.counts.extent(0) != std::size_t(local_seeds()))
+      box_cells_storage_ = allocate_slot_polygons(space_, local_seeds(), capacity);
+    box_cells_ = box_cells_storage_;
     auto const to = box_cells_;
     for (int l = 0; l < local; ++l) {
       auto const from = kept[l];
@@ -1987,6 +1990,9 @@ private:
   // graph of each box's last ones (by its tree slots), each box's tree slot by row, and the
   // global index of each forest row.
   SlotPolygons<memory_space> box_cells_;
+  /// With several local ranks, the slots that box_cells_ takes, kept from one computation to
+  /// the next (no new pages to write each time).
+  SlotPolygons<memory_space> box_cells_storage_;
   std::vector<NeighbourGraph<memory_space>> box_graphs_;
   std::vector<Kokkos::View<int*, memory_space>> box_slot_of_;
   Kokkos::View<int*, memory_space> row_gids_;
