@@ -929,14 +929,28 @@ double envelope_against_brute_force(Cloud const& c, std::vector<sdot::HalfSpace>
         for (int d : {0, 1})
           slots.vertices(std::size_t(j) * capacity + k, d) =
               r_cells.vertices(r_cells.offsets(j) + k, d) - r.x[j][d];
-      if (unknown_every > 0 && j % unknown_every == 0) {
-        slots.counts(j) = -1;
-        ++unknown;
-      }
     }
-    auto const values = sdot::detail::rank_envelope(space, grid, seeds, slots, 0, nr,
-                                                    sdot::ConstPoints<Memory>(domain_vertices));
-    EXPECT_EQ(values.size(), std::size_t(nodes) + 1);
+    auto const envelope = [&] {
+      return sdot::detail::rank_envelope(space, grid, seeds, slots, 0, nr,
+                                         sdot::ConstPoints<Memory>(domain_vertices));
+    };
+    auto const known = envelope();
+    EXPECT_EQ(known.size(), std::size_t(nodes) + 1);
+    if (unknown_every == 0)
+      return known;
+    int group_unknown = 0;
+    for (int j = 0; j < nr; j += unknown_every, ++group_unknown)
+      slots.counts(j) = -1;
+    unknown += group_unknown;
+    auto const values = envelope();
+    // The node values that the polygons give, to rounding (a node keeps the largest plane it
+    // is given; the cells' own planes are all at most the envelope there).
+    if (group_unknown <= sdot::detail::max_unknown_envelope_cells)
+      for (int k = 0; k < nodes; ++k) {
+        EXPECT_EQ(std::isfinite(values[k]), std::isfinite(known[k])) << "node " << k;
+        if (std::isfinite(known[k]))
+          EXPECT_NEAR(values[k], known[k], 1e-12 * known[nodes]) << "node " << k;
+      }
     return values;
   };
   std::vector<double> values;
