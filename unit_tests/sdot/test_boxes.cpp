@@ -913,7 +913,7 @@ double envelope_against_brute_force(Cloud const& c, std::vector<sdot::HalfSpace>
 
   // The envelope of a group of q's seeds from its first-round cells, in slots (relative to
   // their seeds).
-  int unknown = 0;
+  bool disabled = false; // a group with too many cells without a polygon
   auto const envelope_of = [&](Cloud const& r) {
     auto const r_cells = cells_of(r);
     int const nr = static_cast<int>(r.x.size());
@@ -941,11 +941,12 @@ double envelope_against_brute_force(Cloud const& c, std::vector<sdot::HalfSpace>
     int group_unknown = 0;
     for (int j = 0; j < nr; j += unknown_every, ++group_unknown)
       slots.counts(j) = -1;
-    unknown += group_unknown;
     auto const values = envelope();
+    bool const group_disabled = group_unknown > sdot::detail::max_unknown_envelope_cells;
+    disabled = disabled || group_disabled;
     // The node values that the polygons give, to rounding (a node keeps the largest plane it
     // is given; the cells' own planes are all at most the envelope there).
-    if (group_unknown <= sdot::detail::max_unknown_envelope_cells)
+    if (!group_disabled)
       for (int k = 0; k < nodes; ++k) {
         EXPECT_EQ(std::isfinite(values[k]), std::isfinite(known[k])) << "node " << k;
         if (std::isfinite(known[k]))
@@ -971,8 +972,6 @@ double envelope_against_brute_force(Cloud const& c, std::vector<sdot::HalfSpace>
     finite += std::isfinite(values[k]);
   }
   // Too many cells without a polygon (in one of the groups): nothing ruled out.
-  bool const disabled = unknown_every > 0 &&
-                        (unknown + groups - 1) / groups > sdot::detail::max_unknown_envelope_cells;
   if (disabled)
     EXPECT_EQ(finite, 0);
   else
