@@ -313,6 +313,79 @@ TEST(SpreadMpi, AbandonBelowGivesUpOnEveryProcessAlike) {
   }
 }
 
+TEST(SpreadMpi, AbandonBelowInOneBoxGivesUpEverywhere) {
+  // Warm recomputations at new weights (set_weights(), warm_start). The weights shifted by a
+  // constant: the same diagram, whose boxes certify every first-round cell without a search,
+  // while the rounds read the boxes' bounds at the new weights. Then one seed's cell emptied:
+  // the box that holds it gives up during its first-round cells, and with it every process,
+  // before the rounds; the next computations, at the same weights without the option and at
+  // the first weights, are exact.
+  auto const c = uniform_cloud(1200, 0, 48); // Voronoi: no empty cell
+  auto shifted = c, d = c;
+  for (auto& w : shifted.w)
+    w += 0.5;
+  d.w[37] = -1; // its cell is empty at these weights
+  auto const reference = brute_force(c.x, c.w, unit_square()).measures;
+  auto const emptied = brute_force(d.x, d.w, unit_square()).measures;
+  ASSERT_EQ(emptied[37], 0);
+  double smallest = 1;
+  for (auto m : reference)
+    smallest = std::fmin(smallest, static_cast<double>(m));
+  auto const expect_near = [](std::vector<double> const& got, auto const& want, std::size_t first) {
+    for (std::size_t i = 0; i < got.size(); ++i)
+      ASSERT_NEAR(got[i], static_cast<double>(want[first + i]), 1e-12) << "seed " << first + i;
+  };
+  for (int boxes_per_process : {1, 3}) {
+    SCOPED_TRACE(std::to_string(boxes_per_process) + " boxes per process");
+    auto ranks = loom::WorldRanks(boxes_per_process);
+    int const rank = ranks.process_rank(), size = ranks.process_count();
+    auto first = split(c.x.size(), size, true);
+    std::size_t const count = first[rank + 1] - first[rank];
+    Cloud const mine = block(c, first[rank], count), mine_d = block(d, first[rank], count),
+                mine_shifted = block(shifted, first[rank], count);
+    sdot::PowerDiagramOptions options;
+    options.warm_start = true;
+    options.abandon_below = smallest * (1 - 1e-9);
+    sdot::PowerDiagram diagram(loom::spread(positions_view(mine), ranks),
+                               loom::spread(weights_view(mine), ranks), unit_square(), options);
+    expect_near(to_vector(diagram.measures().value()), reference, first[rank]);
+    EXPECT_FALSE(diagram.statistics().abandoned);
+    diagram.set_weights(loom::spread(weights_view(mine_shifted), ranks));
+    expect_near(to_vector(diagram.measures().value()), reference, first[rank]);
+    EXPECT_FALSE(diagram.statistics().abandoned);
+    diagram.set_weights(loom::spread(weights_view(mine_d), ranks));
+    diagram.measures();
+    EXPECT_TRUE(diagram.statistics().abandoned);
+    diagram.set_abandon_below(-std::numeric_limits<double>::infinity());
+    expect_near(to_vector(diagram.measures().value()), emptied, first[rank]);
+    EXPECT_FALSE(diagram.statistics().abandoned);
+    diagram.set_abandon_below(smallest * (1 - 1e-9));
+    diagram.set_weights(loom::spread(weights_view(mine), ranks));
+    expect_near(to_vector(diagram.measures().value()), reference, first[rank]);
+    EXPECT_FALSE(diagram.statistics().abandoned);
+  }
+  if (loom::WorldRanks().process_count() > 1)
+    return; // whole input: the same on every process, tested with one
+  for (int boxes : {2, 8, 64}) {
+    SCOPED_TRACE(std::to_string(boxes) + " boxes");
+    sdot::PowerDiagramOptions options;
+    options.nb_boxes = boxes;
+    options.warm_start = true;
+    options.abandon_below = smallest * (1 - 1e-9);
+    sdot::PowerDiagram<> diagram(positions_view(c), weights_view(c), unit_square(), options);
+    expect_near(to_vector(diagram.measures()), reference, 0);
+    diagram.set_weights(weights_view(shifted));
+    expect_near(to_vector(diagram.measures()), reference, 0);
+    diagram.set_weights(weights_view(d));
+    diagram.measures();
+    EXPECT_TRUE(diagram.statistics().abandoned);
+    diagram.set_abandon_below(-std::numeric_limits<double>::infinity());
+    expect_near(to_vector(diagram.measures()), emptied, 0);
+    diagram.set_weights(weights_view(c));
+    expect_near(to_vector(diagram.measures()), reference, 0);
+  }
+}
+
 TEST(SpreadMpi, CoarseToFineOnEveryProcess) {
   // Each box's first-round cells from coarser diagrams of its own seeds (a per-process choice:
   // no collective), cells far from their seeds and many empty: against brute force, at 1 and

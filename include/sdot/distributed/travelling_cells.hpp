@@ -889,9 +889,24 @@ public:
       space_.fence();
       phases.end("box_cells");
     }
-    build_rank_envelopes();
-    allocate_home_outputs(n);
-    Rows results = travel();
+    // A computation given up in some box is given up everywhere before the rounds: the other
+    // processes neither wait for it through round 0 nor compute the bounds and envelopes that
+    // only the rounds read.
+    Rows results;
+    if (given_up_anywhere()) {
+      abandoned_ = true;
+      statistics_ = TravelStatistics<memory_space>{};
+      statistics_.bytes_sent = bytes_sent_seeds_;
+    } else {
+      for (int l = 0; l < ranks_.local_count(); ++l)
+        update_box_bounds(l);
+      if (rank_trees_stale_)
+        build_rank_trees();
+      rank_trees_stale_ = false;
+      build_rank_envelopes();
+      allocate_home_outputs(n);
+      results = travel();
+    }
     statistics_.warm_cells = box_warm_cells_;
     statistics_.warm_rounds = box_warm_rounds_;
     statistics_.coarse_levels = box_coarse_levels_;
@@ -975,7 +990,9 @@ public:
       boxes_[l] = build_box_index(mine.rows, begin, count);
     }
     assemble_forest(boxes_);
+    box_bounds_stale_.assign(local, 0);
     build_rank_trees();
+    rank_trees_stale_ = false;
     boxes_kept_ = false;
     space_.fence();
     phases.end("tree");
@@ -983,7 +1000,9 @@ public:
 
   /// The weights of set_weights() moved to the boxes by the seeds' plan (the same
   /// destinations, so the same order; no sort, no exchange of counts), and each box's index
-  /// given them (phases "boxes" and "tree").
+  /// given them (phases "boxes" and "tree"). Their weight bounds, and the trees over the ranks
+  /// built from them, wait for the boxes' cells (update_box_bounds(), run()): a computation
+  /// that gives up there (abandon_below) never needs them.
   void reweight_boxes_and_trees(PhaseClock& phases) {
     auto const weights = weights_;
     auto const mine = seeds_to_boxes_->template distribute<double>(
@@ -1001,9 +1020,10 @@ public:
       Kokkos::parallel_for(
           "sdot::travel::unpack_weights", Policy(space_, 0, count),
           KOKKOS_LAMBDA(int i) { w(i) = r(begin + i, 0); });
-      reweight_seed_tree(space_, boxes_[l].tree, Kokkos::View<double const*, memory_space>(w));
+      set_seed_weights(space_, boxes_[l].tree, Kokkos::View<double const*, memory_space>(w));
+      box_bounds_stale_[l] = 1;
     }
-    build_rank_trees();
+    rank_trees_stale_ = true;
     boxes_kept_ = true;
     space_.fence();
     phases.end("tree");
@@ -1043,10 +1063,14 @@ public:
       if (tree.size == 0)
         continue;
       auto const out = allocate_cell_outputs(space_, tree.size, "sdot::travel::box_cells::");
-      // The box's index has its weight bounds (build_boxes_and_trees, reweight_boxes_and_trees).
+      // From earlier neighbours, the index's weight bounds only once a cell goes to the search;
+      // otherwise (coarse_to_fine's choice, the search) before the cells.
+      if (!warm_start || box_graphs_[l].empty())
+        update_box_bounds(l);
       auto const built = build_one_box_cells(
           space_, tree, domain_vertices_, domain_labels_, options, out, kept[l], box_graphs_[l],
-          Kokkos::View<int const*, memory_space>(box_slot_of_[l]), abandon_, [] {});
+          Kokkos::View<int const*, memory_space>(box_slot_of_[l]), abandon_,
+          [this, l] { update_box_bounds(l); });
       worked |= built.built || built.coarse_levels > 0;
       if (kept[l].capacity > 0) { // each slot's area and centroid, as its cell was recorded
         int const first = static_cast<int>(box_rows_[l]);
@@ -1068,6 +1092,16 @@ public:
     }
     concatenate_box_cells(kept);
     return worked;
+  }
+
+  /// The weight bounds of local box l's index for its current weights, where
+  /// reweight_boxes_and_trees() left them to be computed (in place: the forest views them).
+  void update_box_bounds(int l) {
+    if (!box_bounds_stale_[l])
+      return;
+    sdot::compat::ScopedRegion region("sdot::travel::box_weight_bounds");
+    compute_weight_bounds(space_, boxes_[l].tree);
+    box_bounds_stale_[l] = 0;
   }
 
   /// The global index of each box row (row_gids_, at the box's forest offset) and each box's
@@ -1558,6 +1592,13 @@ public:
     return concatenate_rows(finished);
   }
 
+  /// Collective, on every process whatever its abandon_below: whether a cell fell below
+  /// abandon_below in a box of any process.
+  bool given_up_anywhere() {
+    std::vector<std::int64_t> const mine{detail::abandoned(space_, abandon_) ? 1 : 0};
+    return ranks_.process_maxima(mine)[0] != 0;
+  }
+
   /// The step of the first round: the seeds of the local ranks as items.
   TravelStep<memory_space> first_step() {
     TravelStep<memory_space> step;
@@ -1970,8 +2011,11 @@ private:
   std::optional<loom::Distributor<ExecutionSpace>> seeds_to_boxes_;
   std::vector<BoxIndex> boxes_;
   std::vector<std::int64_t> box_rows_;
-  bool reweight_ = false;   ///< set_weights() was called since the last run
-  bool boxes_kept_ = false; ///< the last run kept the boxes (set_weights())
+  bool reweight_ = false; ///< set_weights() was called since the last run
+  /// By local box: its index has new weights but not yet their bounds (update_box_bounds()).
+  std::vector<char> box_bounds_stale_;
+  bool rank_trees_stale_ = false; ///< the trees over the ranks predate the boxes' weights
+  bool boxes_kept_ = false;       ///< the last run kept the boxes (set_weights())
   /// Cells the decision pass keeps for packing (those that leave their box at round 0 on a
   /// uniform cloud, then grown to the most senders of a round); a cell without a slot is cut
   /// again when packed.
