@@ -889,20 +889,20 @@ public:
       space_.fence();
       phases.end("box_cells");
     }
+    statistics_ = TravelStatistics<memory_space>{};
+    statistics_.bytes_sent = bytes_sent_seeds_;
+    polygon_passes_ = 0;
     // A computation given up in some box is given up everywhere before the rounds: the other
     // processes neither wait for it through round 0 nor compute the bounds and envelopes that
     // only the rounds read.
     Rows results;
     if (given_up_anywhere()) {
       abandoned_ = true;
-      statistics_ = TravelStatistics<memory_space>{};
-      statistics_.bytes_sent = bytes_sent_seeds_;
     } else {
       for (int l = 0; l < ranks_.local_count(); ++l)
         update_box_bounds(l);
       if (rank_trees_stale_)
         build_rank_trees();
-      rank_trees_stale_ = false;
       build_rank_envelopes();
       allocate_home_outputs(n);
       results = travel();
@@ -992,7 +992,6 @@ public:
     assemble_forest(boxes_);
     box_bounds_stale_.assign(local, 0);
     build_rank_trees();
-    rank_trees_stale_ = false;
     boxes_kept_ = false;
     space_.fence();
     phases.end("tree");
@@ -1161,8 +1160,9 @@ public:
   }
 
   /// The tree over the ranks' boxes and the top nodes of every rank's index (their bounds
-  /// depend on the weights), on every process.
+  /// depend on the weights), on every process; no longer stale (rank_trees_stale_).
   void build_rank_trees() {
+    rank_trees_stale_ = false;
     int const local = ranks_.local_count();
     std::vector<TreeNode> boxes_local(local), top_local;
     for (int l = 0; l < local; ++l) {
@@ -1544,9 +1544,6 @@ public:
     TravelStep<memory_space> step = first_step();
     std::vector<Rows> finished;
     reset_vertex_heap();
-    statistics_ = TravelStatistics<memory_space>{};
-    polygon_passes_ = 0;
-    statistics_.bytes_sent = bytes_sent_seeds_;
     Pending older, newer; // the cells that sent copies two rounds ago, and one round ago
     Kokkos::View<int const*, memory_space> item_first = forest_.seeds.first;
     int items = local_seeds();
