@@ -699,9 +699,9 @@ void PowerDiagram<ExecutionSpace, Input>::compute_one_box() {
   if (tree_built_ && reweight_tree_) {
     detail::set_seed_weights(space_, tree_, Kokkos::View<double const*, memory_space>(weights_));
     weight_bounds_stale_ = true;
-    finest_quad_sums_ = !options_.warm_start || neighbours_.empty()
-                            ? detail::compute_finest_quad_bounds(space_, tree_)
-                            : Kokkos::View<detail::QuadSums*, memory_space>();
+    finest_quad_sums_ = detail::cells_from_neighbours(options_.warm_start, neighbours_)
+                            ? Kokkos::View<detail::QuadSums*, memory_space>()
+                            : detail::compute_finest_quad_bounds(space_, tree_);
   }
   tree_built_ = true;
   reweight_tree_ = false;

@@ -1064,7 +1064,7 @@ public:
       auto const out = allocate_cell_outputs(space_, tree.size, "sdot::travel::box_cells::");
       // From earlier neighbours, the index's weight bounds only once a cell goes to the search;
       // otherwise (coarse_to_fine's choice, the search) before the cells.
-      if (!warm_start || box_graphs_[l].empty())
+      if (!cells_from_neighbours(warm_start, box_graphs_[l]))
         update_box_bounds(l);
       auto const built = build_one_box_cells(
           space_, tree, domain_vertices_, domain_labels_, options, out, kept[l], box_graphs_[l],

@@ -42,6 +42,14 @@ struct BoxCellsReport {
   bool built = false;    ///< the cells are in the outputs (see search_uncertified)
 };
 
+/// Whether build_one_box_cells() builds the cells from the neighbours of the last computation
+/// (`warm_start` and an earlier graph): then only a cell that goes to the search reads the
+/// index's weight bounds; otherwise coarse_to_fine's choice or the search reads them first.
+template <class MemorySpace>
+bool cells_from_neighbours(bool warm_start, NeighbourGraph<MemorySpace> const& neighbours) {
+  return warm_start && !neighbours.empty();
+}
+
 /// The cells of the seeds of `tree`, cut by those seeds alone, into `out` (measures and
 /// centroids, by input index) and, with `keep_polygons` or `warm_start`, their polygons into
 /// `kept` (tree slots; capacity 0 where the first pass had no kernel-local room). With
@@ -63,7 +71,7 @@ BoxCellsReport build_one_box_cells(
     Kokkos::View<int const*, MemorySpace> slot_of, AbandonBelow<MemorySpace> const& abandon,
     std::function<void()> const& weight_bounds) {
   int const capacity = options.vertex_capacity;
-  bool const warm = options.warm_start && !neighbours.empty();
+  bool const warm = cells_from_neighbours(options.warm_start, neighbours);
   BoxCellsReport report;
   std::optional<WarmReport> certified;
   if (warm) {
